@@ -1,0 +1,76 @@
+"""The §11 knobs, with their defaults, validated once at construction."""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+
+import msgspec
+
+from engine.errors import ConfigError
+from engine.summarizers.prompt import COMPACTION_SUMMARY_PROMPT_VERSION
+
+KNOWN_MODEL_PREFIXES = ("anthropic:", "local:")
+LOCAL_MODELS = ("local:extractive",)
+
+
+class CompactionConfig(msgspec.Struct, frozen=True, kw_only=True):
+    compaction_threshold_tokens: int = 30_000
+    compaction_hard_cap_tokens: int = 80_000
+    compaction_preserve_recent_turns: int = 5
+    compaction_model: str = "anthropic:claude-haiku-4-5"
+    compaction_max_cost_per_session_usd: Decimal = Decimal("0.20")
+    compaction_summary_prompt_version: str = COMPACTION_SUMMARY_PROMPT_VERSION
+    compaction_cache_max_rows: int = 1000
+    # Not a §11 knob, but part of the §5.1 key: the summary's output budget.
+    compaction_max_summary_tokens: int = 2_000
+
+    def __post_init__(self) -> None:
+        _positive("compaction_threshold_tokens", self.compaction_threshold_tokens)
+        _positive("compaction_hard_cap_tokens", self.compaction_hard_cap_tokens)
+        _positive("compaction_preserve_recent_turns", self.compaction_preserve_recent_turns)
+        _positive("compaction_cache_max_rows", self.compaction_cache_max_rows)
+        _positive("compaction_max_summary_tokens", self.compaction_max_summary_tokens)
+        if self.compaction_threshold_tokens >= self.compaction_hard_cap_tokens:
+            raise ConfigError(
+                "compaction_threshold_tokens",
+                f"{self.compaction_threshold_tokens} must be below compaction_hard_cap_tokens "
+                f"({self.compaction_hard_cap_tokens})",
+            )
+        model = self.compaction_model
+        if not isinstance(model, str) or not model.startswith(KNOWN_MODEL_PREFIXES):
+            raise ConfigError(
+                "compaction_model",
+                f"{model!r} has no known prefix; use one of "
+                f"{', '.join(p + '<model>' for p in KNOWN_MODEL_PREFIXES)}",
+            )
+        if model.startswith("local:") and model not in LOCAL_MODELS:
+            raise ConfigError(
+                "compaction_model", f"{model!r}: the local summarizers are {LOCAL_MODELS}"
+            )
+        if model.endswith(":"):
+            raise ConfigError("compaction_model", f"{model!r} names no model after the prefix")
+        budget = self.compaction_max_cost_per_session_usd
+        if not isinstance(budget, Decimal) or not budget.is_finite() or budget < 0:
+            raise ConfigError(
+                "compaction_max_cost_per_session_usd", f"{budget!r} must be a Decimal of 0 or more"
+            )
+        if not self.compaction_summary_prompt_version:
+            raise ConfigError("compaction_summary_prompt_version", "must not be empty")
+
+    def replace(self, **changes: object) -> CompactionConfig:
+        return msgspec.structs.replace(self, **changes)
+
+
+def _positive(knob: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ConfigError(knob, f"{value!r} must be a positive integer")
+
+
+def parse_budget(text: str) -> Decimal:
+    """A budget typed by a user ("0.20", "$1"), as the exact Decimal the config holds."""
+    try:
+        return Decimal(text.strip().lstrip("$"))
+    except InvalidOperation:
+        raise ConfigError(
+            "compaction_max_cost_per_session_usd", f"{text!r} is not a number"
+        ) from None

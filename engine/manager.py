@@ -1,0 +1,607 @@
+"""SessionManager: the §3-§6 rules run at the start of each turn, plus manual compaction.
+
+The decisions (trigger, span, boundary, splice) are pure functions in their own modules; this
+class holds the session's state and does the I/O around them: the summary call, the cache, the
+events and, when given, the persistent store.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from decimal import Decimal
+from pathlib import Path
+from typing import Literal, Protocol
+
+from engine.cache import CacheRow, CompactionCache
+from engine.cache_key import compute_cache_key
+from engine.config import CompactionConfig
+from engine.events import (
+    CompactionCompleted,
+    CompactionEvent,
+    CompactionFailed,
+    CompactionStarted,
+    EventBus,
+    FailureMode,
+    redact,
+)
+from engine.history import History
+from engine.messages import HistoryError, Message, validate_history, validate_message
+from engine.outcomes import (
+    CompactionOutcome,
+    CompactionPreview,
+    CompactionRecord,
+    PreparedCompaction,
+    SessionSnapshot,
+    SpanChanged,
+    TurnPlan,
+)
+from engine.span import (
+    SpanPlan,
+    has_compactable_messages,
+    pending_history_tokens,
+    plan_span,
+    plan_truncation,
+)
+from engine.splice import splice, summary_message, truncation_notice
+from engine.summarizers import Summarizer, SummarizerError, SummaryRequest, make_summarizer
+from engine.tokens import TokenCounter, estimate_message_tokens
+from engine.trigger import TriggerAction, decide_trigger
+
+Trigger = Literal["threshold", "hard_cap", "manual"]
+
+
+class SessionPersistence(Protocol):
+    """What the manager needs from a store (engine.store.SessionStore implements it)."""
+
+    def append_message(self, session_id: str, message: Message, tokens: int) -> None: ...
+
+    def commit_replacement(
+        self,
+        session_id: str,
+        start: int,
+        span_ids: Sequence[str],
+        replacement: Sequence[Message],
+        replacement_tokens: Sequence[int],
+        record: CompactionRecord,
+        spent_usd: Decimal,
+    ) -> int:
+        """Replace the span in one transaction; raise SpanChanged if it is not as summarized.
+        Returns the session's new revision."""
+        ...
+
+    def record_event(self, session_id: str, event: CompactionEvent) -> None: ...
+
+    def record_spend(self, session_id: str, spent_usd: Decimal) -> None: ...
+
+    def snapshot_if_changed(self, session_id: str, revision: int) -> SessionSnapshot | None: ...
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class SessionManager:
+    def __init__(
+        self,
+        *,
+        session_id: str | None = None,
+        history: Sequence[Message] = (),
+        stable_prefix_end: int = 0,
+        compaction_threshold_tokens: int = 30_000,
+        compaction_hard_cap_tokens: int = 80_000,
+        compaction_preserve_recent_turns: int = 5,
+        compaction_model: str = "anthropic:claude-haiku-4-5",
+        compaction_max_cost_per_session_usd: Decimal = Decimal("0.20"),
+        compaction_summary_prompt_version: str = "1.0.0",
+        compaction_cache_max_rows: int = 1000,
+        compaction_max_summary_tokens: int = 2_000,
+        workspace: Path | None = None,
+        summarizer: Summarizer | None = None,
+        token_counter: TokenCounter | None = None,
+        cache: CompactionCache | None = None,
+        persistence: SessionPersistence | None = None,
+        bus: EventBus | None = None,
+        spent_usd: Decimal = Decimal(0),
+        revision: int = 0,
+        clock: Callable[[], int] = _now_ms,
+    ) -> None:
+        # §11: every knob validated here; a bad one raises ConfigError naming it.
+        self.config = CompactionConfig(
+            compaction_threshold_tokens=compaction_threshold_tokens,
+            compaction_hard_cap_tokens=compaction_hard_cap_tokens,
+            compaction_preserve_recent_turns=compaction_preserve_recent_turns,
+            compaction_model=compaction_model,
+            compaction_max_cost_per_session_usd=compaction_max_cost_per_session_usd,
+            compaction_summary_prompt_version=compaction_summary_prompt_version,
+            compaction_cache_max_rows=compaction_cache_max_rows,
+            compaction_max_summary_tokens=compaction_max_summary_tokens,
+        )
+        self.session_id = session_id or uuid.uuid4().hex
+        validate_history(history)
+        self.history = History(
+            history,
+            stable_prefix_end=stable_prefix_end,
+            counter=token_counter or estimate_message_tokens,
+        )
+        if summarizer is not None and summarizer.name != compaction_model:
+            raise ValueError(
+                f"compaction_model: the summarizer given serves {summarizer.name!r}, "
+                f"not {compaction_model!r}"
+            )
+        self._summarizer = summarizer
+        if cache is None and workspace is not None:
+            cache = CompactionCache(
+                workspace / ".metis" / "compaction-cache.sqlite", max_rows=compaction_cache_max_rows
+            )
+        self.cache = cache
+        self.persistence = persistence
+        self.bus = bus or EventBus()
+        self.spent_usd = spent_usd
+        self.revision = revision
+        self._clock = clock
+
+    # -- the session's messages -------------------------------------------------------------
+
+    def append(self, message: Message, tokens: int | None = None) -> int:
+        """Add one message; it must keep the history valid (checked against the last message)."""
+        index = len(self.history)
+        validate_message(message, index)
+        validate_history(
+            [message],
+            previous=self.history.messages[-1] if self.history.messages else None,
+            first_index=index,
+        )
+        count = self.history.append(message, tokens)
+        if self.persistence is not None:
+            self.persistence.append_message(self.session_id, message, count)
+        return count
+
+    @property
+    def messages(self) -> list[Message]:
+        return self.history.messages
+
+    @property
+    def summarizer(self) -> Summarizer:
+        if self._summarizer is None:
+            self._summarizer = make_summarizer(self.config.compaction_model)
+        return self._summarizer
+
+    def sync(self) -> bool:
+        """Pick up another process's compaction or undo (the app's "compact now"). True if any."""
+        if self.persistence is None:
+            return False
+        snapshot = self.persistence.snapshot_if_changed(self.session_id, self.revision)
+        if snapshot is None:
+            return False
+        self.history = History(
+            snapshot.messages,
+            stable_prefix_end=snapshot.stable_prefix_end,
+            counter=self.history.counter,
+            tokens=snapshot.tokens,
+        )
+        self.spent_usd = snapshot.spent_usd
+        self.revision = snapshot.revision
+        return True
+
+    # -- planning (pure) -----------------------------------------------------------------------
+
+    def plan(self) -> TurnPlan:
+        return plan_turn(self.history, self.config, self.spent_usd)
+
+    # -- the turn ------------------------------------------------------------------------------
+
+    async def before_turn(self, turn_id: str | None = None) -> CompactionOutcome:
+        """§3.1, at the start of every turn before the LLM call."""
+        self.sync()
+        turn_id = turn_id or uuid.uuid4().hex
+        plan = self.plan()
+        decision = plan.decision
+        if not decision.fires:
+            return CompactionOutcome(status="skipped", plan=plan)
+        forced = decision.action is TriggerAction.FORCED
+        trigger: Trigger = "hard_cap" if forced else "threshold"
+        if plan.span is None:
+            # §3.3: no tool-cycle boundary in the candidate range.
+            self._failed(turn_id, plan.floor, 0, "no_valid_boundary")
+            if forced:
+                return self._truncate(plan, turn_id, "no_valid_boundary")
+            return CompactionOutcome(status="failed", plan=plan, failure_mode="no_valid_boundary")
+        span = plan.span
+        self._emit(
+            CompactionStarted(
+                self.session_id,
+                turn_id,
+                span.start,
+                span.span_message_count,
+                span.span_tokens,
+                trigger,
+            )
+        )
+        if decision.reason == "budget_exhausted_forced":
+            # §3.1 step 2: the call runs anyway, and the overspend is reported.
+            self._failed(
+                turn_id,
+                span.start,
+                span.span_message_count,
+                "budget_exhausted_forced",
+                error_message=f"compaction budget spent (${self.spent_usd} of "
+                f"${self.config.compaction_max_cost_per_session_usd}); compacting anyway "
+                "at the hard cap",
+            )
+        return await self._summarize_and_commit(plan, span, turn_id, trigger, None)
+
+    # -- manual compaction ---------------------------------------------------------------------
+
+    def preview(self, instructions: str | None = None) -> CompactionPreview | None:
+        """What "compact now" would do; None when there is no span to compact."""
+        self.sync()
+        span = plan_span(self.history, self.config.compaction_preserve_recent_turns)
+        if span is None:
+            return None
+        key = self._cache_key(span, instructions)
+        hit = self.cache is not None and self.cache.peek(key) is not None
+        return CompactionPreview(
+            span=span,
+            cache_key=key,
+            cache_hit=hit,
+            model=self.config.compaction_model,
+            estimated_cost_usd=Decimal(0)
+            if hit
+            else self.summarizer.estimate_cost(
+                span.span_tokens, self.config.compaction_max_summary_tokens
+            ),
+            spent_usd=self.spent_usd,
+            budget_usd=self.config.compaction_max_cost_per_session_usd,
+            instructions=instructions or None,
+        )
+
+    async def prepare(
+        self, instructions: str | None = None, *, trigger: Trigger = "manual"
+    ) -> PreparedCompaction:
+        """Make the summary for the current span without changing the history. Raises
+        SummarizerError on a failed call, ValueError when there is nothing to compact."""
+        self.sync()
+        span = plan_span(self.history, self.config.compaction_preserve_recent_turns)
+        if span is None:
+            raise ValueError("nothing to compact: no complete tool cycle before the preserved tail")
+        return await self._prepare(span, instructions or None, trigger)
+
+    def commit(self, prepared: PreparedCompaction, turn_id: str | None = None) -> CompactionOutcome:
+        """Splice an accepted summary in. Raises SpanChanged if the span is no longer as it was."""
+        span = prepared.span
+        current = tuple(m.id for m in self.history.messages[span.start : span.watermark])
+        if current != prepared.span_ids or self.history.floor != span.start:
+            self.sync()
+            raise SpanChanged(
+                f"the span {span.start}..{span.watermark} changed since it was summarized"
+            )
+        turn_id = turn_id or uuid.uuid4().hex
+        self._emit(
+            CompactionStarted(
+                self.session_id,
+                turn_id,
+                span.start,
+                span.span_message_count,
+                span.span_tokens,
+                prepared.trigger,
+            )
+        )
+        return self._commit(self.plan(), prepared, turn_id)
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _cache_key(self, span: SpanPlan, instructions: str | None) -> str:
+        return compute_cache_key(
+            self.history.messages[span.start : span.watermark],
+            summarization_model=self.config.compaction_model,
+            summarization_prompt_version=self.config.compaction_summary_prompt_version,
+            summarization_max_tokens=self.config.compaction_max_summary_tokens,
+            instructions=instructions,
+        )
+
+    async def _prepare(
+        self, span: SpanPlan, instructions: str | None, trigger: Trigger
+    ) -> PreparedCompaction:
+        span_messages = tuple(self.history.messages[span.start : span.watermark])
+        key = self._cache_key(span, instructions)
+        cached = self.cache.get(key) if self.cache is not None else None
+        common = dict(
+            session_id=self.session_id,
+            span=span,
+            span_ids=tuple(m.id for m in span_messages),
+            prompt_version=self.config.compaction_summary_prompt_version,
+            cache_key=key,
+            instructions=instructions,
+            trigger=trigger,
+        )
+        if cached is not None:
+            # §5.3: a hit makes no call and costs nothing.
+            return PreparedCompaction(
+                summary=cached.summary_text,
+                model=cached.summarization_model,
+                cache_hit=True,
+                tokens_in=cached.span_token_count_in,
+                tokens_out=cached.span_token_count_out,
+                cost_usd=Decimal(0),
+                latency_ms=0,
+                **common,  # type: ignore[arg-type]
+            )
+        request = SummaryRequest(
+            span=span_messages,
+            prompt_version=self.config.compaction_summary_prompt_version,
+            max_tokens=self.config.compaction_max_summary_tokens,
+            instructions=instructions,
+        )
+        try:
+            result = await self.summarizer.summarize(request)
+        except SummarizerError as error:
+            self._charge(error.billed_cost_usd)
+            raise
+        self._charge(result.cost_usd)
+        if result.text.strip() and self.cache is not None:
+            self.cache.put(
+                CacheRow(
+                    cache_key=key,
+                    summary_text=result.text,
+                    summarization_model=self.config.compaction_model,
+                    summarization_prompt_version=self.config.compaction_summary_prompt_version,
+                    span_message_count=span.span_message_count,
+                    span_token_count_in=span.span_tokens,
+                    span_token_count_out=result.tokens_out,
+                )
+            )
+        return PreparedCompaction(
+            summary=result.text,
+            model=self.config.compaction_model,
+            cache_hit=False,
+            tokens_in=result.tokens_in,
+            tokens_out=result.tokens_out,
+            cost_usd=result.cost_usd,
+            latency_ms=result.latency_ms,
+            **common,  # type: ignore[arg-type]
+        )
+
+    async def _summarize_and_commit(
+        self,
+        plan: TurnPlan,
+        span: SpanPlan,
+        turn_id: str,
+        trigger: Trigger,
+        instructions: str | None,
+    ) -> CompactionOutcome:
+        try:
+            prepared = await self._prepare(span, instructions, trigger)
+        except SummarizerError as error:
+            self._failed(
+                turn_id,
+                span.start,
+                span.span_message_count,
+                "adapter_error",
+                error_class=error.error_class.value,
+                error_message=str(error),
+            )
+            if plan.decision.action is TriggerAction.FORCED:
+                return self._truncate(plan, turn_id, "adapter_error", error)  # §3.4
+            # §3.4: below the hard cap a failure only skips this turn; the next turn retries.
+            return CompactionOutcome(
+                status="failed",
+                plan=plan,
+                failure_mode="adapter_error",
+                error_class=error.error_class.value,
+                error_message=redact(str(error)),
+            )
+        return self._commit(plan, prepared, turn_id)
+
+    def _commit(
+        self, plan: TurnPlan, prepared: PreparedCompaction, turn_id: str
+    ) -> CompactionOutcome:
+        span = prepared.span
+        if not prepared.summary.strip():
+            return self._validation_failed(plan, turn_id, span, "the summary is empty")
+        message = summary_message(
+            model=prepared.model,
+            watermark_before=span.start,
+            watermark_after=span.watermark,
+            summary=prepared.summary,
+            cache_key=prepared.cache_key,
+        )
+        try:
+            spliced, replacement = splice(self.history, span.start, span.watermark, message)
+        except HistoryError as error:
+            return self._validation_failed(plan, turn_id, span, str(error))
+        record = CompactionRecord(
+            kind="summary",
+            turn_id=turn_id,
+            watermark_before=span.start,
+            watermark_after=span.watermark,
+            span_message_count=span.span_message_count,
+            span_token_count_in=span.span_tokens,
+            span_token_count_out=prepared.tokens_out,
+            replacement_count=len(replacement),
+            cache_key=prepared.cache_key,
+            cache_hit=prepared.cache_hit,
+            model=prepared.model,
+            prompt_version=prepared.prompt_version,
+            cost_usd=prepared.cost_usd,
+            latency_ms=prepared.latency_ms,
+            trigger=prepared.trigger,
+            instructions=prepared.instructions,
+            summary_message_id=message.id,
+            created_at_ms=self._clock(),
+        )
+        self._persist_replacement(spliced, span.start, prepared.span_ids, replacement, record)
+        self._emit(
+            CompactionCompleted(
+                self.session_id,
+                turn_id,
+                span.start,
+                span.watermark,
+                span.span_message_count,
+                span.span_tokens,
+                prepared.tokens_out,
+                prepared.cache_hit,
+                prepared.cache_key,
+                prepared.cost_usd,
+                prepared.latency_ms,
+            )
+        )
+        return CompactionOutcome(
+            status="compacted", plan=plan, record=record, summary_message=message
+        )
+
+    def _persist_replacement(
+        self,
+        spliced: History,
+        start: int,
+        span_ids: Sequence[str],
+        replacement: Sequence[Message],
+        record: CompactionRecord,
+    ) -> None:
+        """Store first, memory second: a SpanChanged leaves both as they were."""
+        if self.persistence is not None:
+            tokens = spliced.tokens[start : start + len(replacement)]
+            self.revision = self.persistence.commit_replacement(
+                self.session_id, start, span_ids, replacement, tokens, record, self.spent_usd
+            )
+        self.history = spliced
+
+    def _truncate(
+        self,
+        plan: TurnPlan,
+        turn_id: str,
+        cause: FailureMode,
+        error: SummarizerError | None = None,
+    ) -> CompactionOutcome:
+        """§3.4: drop the oldest non-preserved messages on a tool-cycle boundary until pending
+        tokens are under the hard cap, and say how many went."""
+        preserve = self.config.compaction_preserve_recent_turns
+        cut = plan_truncation(self.history, preserve, self.config.compaction_hard_cap_tokens)
+        error_class = error.error_class.value if error else None
+        error_message = redact(str(error)) if error else None
+        if cut is None:
+            return CompactionOutcome(
+                status="failed",
+                plan=plan,
+                failure_mode=cause,
+                error_class=error_class,
+                error_message=error_message,
+            )
+        span_ids = tuple(m.id for m in self.history.messages[cut.start : cut.end])
+        notice = truncation_notice(cut.dropped_message_count)
+        try:
+            spliced, replacement = splice(self.history, cut.start, cut.end, notice)
+        except HistoryError:  # pragma: no cover - a boundary cut always bridges
+            return CompactionOutcome(status="failed", plan=plan, failure_mode=cause)
+        record = CompactionRecord(
+            kind="truncation",
+            turn_id=turn_id,
+            watermark_before=cut.start,
+            watermark_after=cut.end,
+            span_message_count=cut.dropped_message_count,
+            span_token_count_in=cut.dropped_tokens,
+            span_token_count_out=0,
+            replacement_count=len(replacement),
+            trigger="hard_cap",
+            summary_message_id=notice.id,
+            created_at_ms=self._clock(),
+        )
+        self._persist_replacement(spliced, cut.start, span_ids, replacement, record)
+        self._failed(
+            turn_id,
+            plan.floor,
+            plan.span.span_message_count if plan.span else 0,
+            cause,
+            error_class=error_class,
+            error_message=error_message,
+            truncated_message_count=cut.dropped_message_count,
+        )
+        return CompactionOutcome(
+            status="truncated",
+            plan=plan,
+            record=record,
+            failure_mode=cause,
+            error_class=error_class,
+            error_message=error_message,
+            truncated_message_count=cut.dropped_message_count,
+        )
+
+    def _validation_failed(
+        self, plan: TurnPlan, turn_id: str, span: SpanPlan, detail: str
+    ) -> CompactionOutcome:
+        # §4.4: a result that would not validate is refused and the history stays as it was.
+        self._failed(
+            turn_id, span.start, span.span_message_count, "validation_failed", error_message=detail
+        )
+        return CompactionOutcome(
+            status="failed",
+            plan=plan,
+            failure_mode="validation_failed",
+            error_message=redact(detail),
+        )
+
+    def _charge(self, cost: Decimal) -> None:
+        """Compaction spend, kept apart from the session's primary spend (§4, §12.5)."""
+        if cost:
+            self.spent_usd += cost
+            if self.persistence is not None:
+                self.persistence.record_spend(self.session_id, self.spent_usd)
+
+    def _failed(
+        self,
+        turn_id: str,
+        watermark_before: int,
+        span_message_count: int,
+        failure_mode: FailureMode,
+        *,
+        error_class: str | None = None,
+        error_message: str | None = None,
+        truncated_message_count: int | None = None,
+    ) -> None:
+        self._emit(
+            CompactionFailed(
+                self.session_id,
+                turn_id,
+                watermark_before,
+                span_message_count,
+                failure_mode,
+                error_class,
+                redact(error_message) if error_message else None,
+                truncated_message_count,
+            )
+        )
+
+    def _emit(self, event: CompactionEvent) -> None:
+        if self.persistence is not None:
+            self.persistence.record_event(self.session_id, event)
+        self.bus.emit(event)
+
+    async def aclose(self) -> None:
+        if self._summarizer is not None:
+            await self._summarizer.aclose()
+
+
+def plan_turn(history: History, config: CompactionConfig, spent_usd: Decimal) -> TurnPlan:
+    """The whole §3.1-§3.3 decision for one turn, as data. O(1) plus the boundary slide."""
+    preserve = config.compaction_preserve_recent_turns
+    pending = pending_history_tokens(history, preserve)
+    span = plan_span(history, preserve)
+    irreducible = None
+    reducible = False  # nothing compactable: a soft trigger would only fail every turn
+    if span is not None:
+        # No loops: when what compaction cannot remove (earlier summaries, a message kept for a
+        # tool cycle) is over the threshold by itself, a soft compaction would fire every turn.
+        irreducible = pending - span.span_tokens
+        reducible = irreducible < config.compaction_threshold_tokens
+    decision = decide_trigger(pending, config, spent_usd, reducible=reducible)
+    return TurnPlan(
+        decision=decision,
+        span=span,
+        boundary_found=span is not None or not has_compactable_messages(history, preserve),
+        floor=history.floor,
+        stable_prefix_end=history.stable_prefix_end,
+        message_count=len(history),
+        preserve_recent_turns=preserve,
+        irreducible_tokens=irreducible,
+    )

@@ -1,0 +1,113 @@
+"""What planning and compaction return: plain Structs the app, CLI and store share."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Literal
+
+import msgspec
+
+from engine.events import FailureMode
+from engine.messages import Message
+from engine.span import SpanPlan
+from engine.trigger import TriggerDecision
+
+
+class TurnPlan(msgspec.Struct, frozen=True):
+    """What the engine would do at the start of this turn, and why (pure: nothing is called)."""
+
+    decision: TriggerDecision
+    span: SpanPlan | None  # None: nothing compactable, or no valid boundary (see boundary_found)
+    boundary_found: bool
+    floor: int  # first compactable index: just past the last summary
+    stable_prefix_end: int
+    message_count: int
+    preserve_recent_turns: int
+    irreducible_tokens: int | None  # pending tokens compaction of this span cannot remove
+
+
+class CompactionPreview(msgspec.Struct, frozen=True):
+    """The compact-now preview: the span, what it costs, and whether the cache already has it."""
+
+    span: SpanPlan
+    cache_key: str
+    cache_hit: bool
+    model: str
+    estimated_cost_usd: Decimal
+    spent_usd: Decimal
+    budget_usd: Decimal
+    instructions: str | None
+
+
+class PreparedCompaction(msgspec.Struct, frozen=True):
+    """A summary made (or read from the cache) and not yet spliced: shown for acceptance first."""
+
+    session_id: str
+    span: SpanPlan
+    span_ids: tuple[
+        str, ...
+    ]  # checked again at commit: the span must be exactly what was summarized
+    summary: str
+    model: str
+    prompt_version: str
+    cache_key: str
+    cache_hit: bool
+    tokens_in: int
+    tokens_out: int
+    cost_usd: Decimal
+    latency_ms: int
+    instructions: str | None
+    trigger: Literal["threshold", "hard_cap", "manual"]
+
+
+class CompactionRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """One committed compaction or truncation, as the store keeps it beside the archived span."""
+
+    kind: Literal["summary", "truncation"]
+    turn_id: str
+    watermark_before: int
+    watermark_after: int
+    span_message_count: int
+    span_token_count_in: int
+    span_token_count_out: int
+    replacement_count: int  # messages put in the span's place: the summary and its fillers
+    cache_key: str | None = None
+    cache_hit: bool = False
+    model: str | None = None
+    prompt_version: str | None = None
+    cost_usd: Decimal = Decimal(0)
+    latency_ms: int = 0
+    trigger: str = "threshold"
+    instructions: str | None = None
+    summary_message_id: str | None = None
+    created_at_ms: int = 0
+
+
+Status = Literal["skipped", "compacted", "failed", "truncated"]
+
+
+class CompactionOutcome(msgspec.Struct, frozen=True, kw_only=True):
+    status: Status
+    plan: TurnPlan | None = None
+    record: CompactionRecord | None = None
+    failure_mode: FailureMode | None = None
+    error_class: str | None = None
+    error_message: str | None = None
+    truncated_message_count: int = 0
+    summary_message: Message | None = None
+
+
+class SessionSnapshot(msgspec.Struct, frozen=True):
+    """A session as the store holds it now; `revision` counts its compactions and undos."""
+
+    session_id: str
+    messages: list[Message]
+    tokens: list[int]
+    stable_prefix_end: int
+    spent_usd: Decimal
+    revision: int
+
+
+class SpanChanged(Exception):
+    """The span a summary was made from is no longer in the history as it was: another process
+    compacted or rewrote it first. Nothing was written."""

@@ -1,0 +1,102 @@
+"""§3.2-§3.4 as pure functions: the span to compact, the tool-cycle boundary, the truncation cut."""
+
+from __future__ import annotations
+
+import msgspec
+
+from engine.history import History
+
+
+class SpanPlan(msgspec.Struct, frozen=True):
+    """messages[start:watermark] is the span. `nominal_watermark` is message_count -
+    preserve_recent_turns (§3.2); `watermark` is where it landed after sliding back (§3.3)."""
+
+    start: int
+    nominal_watermark: int
+    watermark: int
+    span_tokens: int
+    pending_history_tokens: int
+
+    @property
+    def span_message_count(self) -> int:
+        return self.watermark - self.start
+
+    @property
+    def slid_back_by(self) -> int:
+        return self.nominal_watermark - self.watermark
+
+
+def is_tool_cycle_boundary(history: History, index: int) -> bool:
+    """A cut before messages[index] splits no tool cycle: the message before it made no tool call
+    (a tool_use is answered in the very next message, so that is the only way to split one)."""
+    if index <= 0:
+        return True
+    return not history.messages[index - 1].tool_use_ids()
+
+
+def nominal_watermark(history: History, preserve_recent_turns: int) -> int:
+    """§3.2: the index just before the preserved tail, never below the compaction floor."""
+    return max(history.floor, len(history) - preserve_recent_turns)
+
+
+def pending_history_tokens(history: History, preserve_recent_turns: int) -> int:
+    """§3.1 step 1: tokens between the stable-prefix end and the preserved tail. Summaries count:
+    they are billed; they are just not compactable again (v1)."""
+    end = max(history.stable_prefix_end, len(history) - preserve_recent_turns)
+    return history.range_tokens(history.stable_prefix_end, end)
+
+
+def plan_span(history: History, preserve_recent_turns: int) -> SpanPlan | None:
+    """The span for this turn, or None when the candidate range holds no valid boundary
+    (§3.3 `no_valid_boundary`; an empty range is also None: nothing to compact)."""
+    start = history.floor
+    nominal = nominal_watermark(history, preserve_recent_turns)
+    watermark = nominal
+    # §3.3: slide earlier until the cut lands on a tool-cycle boundary.
+    while watermark > start and not is_tool_cycle_boundary(history, watermark):
+        watermark -= 1
+    if watermark <= start:
+        return None
+    return SpanPlan(
+        start=start,
+        nominal_watermark=nominal,
+        watermark=watermark,
+        span_tokens=history.range_tokens(start, watermark),
+        pending_history_tokens=pending_history_tokens(history, preserve_recent_turns),
+    )
+
+
+def has_compactable_messages(history: History, preserve_recent_turns: int) -> bool:
+    """True when the candidate range is non-empty, so a None from plan_span means no boundary."""
+    return nominal_watermark(history, preserve_recent_turns) > history.floor
+
+
+class TruncationPlan(msgspec.Struct, frozen=True):
+    """Drop messages[start:end] (§3.4), leaving pending tokens at `pending_after`."""
+
+    start: int
+    end: int
+    dropped_tokens: int
+    pending_after: int
+
+    @property
+    def dropped_message_count(self) -> int:
+        return self.end - self.start
+
+
+def plan_truncation(
+    history: History, preserve_recent_turns: int, hard_cap_tokens: int
+) -> TruncationPlan | None:
+    """§3.4: the fewest oldest non-preserved messages, cut on a tool-cycle boundary, whose removal
+    brings pending tokens under the hard cap. Summaries are messages too and go oldest first.
+    None when even dropping everything droppable cannot get there on a boundary."""
+    start = history.stable_prefix_end
+    limit = max(start, len(history) - preserve_recent_turns)
+    pending = pending_history_tokens(history, preserve_recent_turns)
+    for end in range(start + 1, limit + 1):
+        if pending - history.range_tokens(start, end) < hard_cap_tokens and (
+            is_tool_cycle_boundary(history, end)
+        ):
+            dropped = history.range_tokens(start, end)
+            return TruncationPlan(start, end, dropped, pending - dropped)
+    return None

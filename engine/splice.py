@@ -1,0 +1,95 @@
+"""§4.2 / §4.4: the synthetic summary message, and splicing it (or a truncation notice) into the
+history so the result still passes validate_history()."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from collections.abc import Sequence
+
+from engine.history import History, text_message
+from engine.messages import Message, Role, validate_history
+
+ASSISTANT_FILLER_TEXT = "Understood. I will continue from the summary above."
+TRUNCATION_NOTICE = "[{count} earlier messages were dropped to keep the session under its hard cap]"
+
+_counter = itertools.count()
+
+
+def next_monotonic_id(prefix: str = "m") -> str:
+    """Sortable, unique within a process and across processes: time, pid, then a counter."""
+    return f"{prefix}{time.time_ns():020d}-{os.getpid():07d}-{next(_counter):06d}"
+
+
+def summary_text(model: str, watermark_before: int, summary: str) -> str:
+    """The exact §4.2 wrapper."""
+    return (
+        f"<COMPACTION_SUMMARY model={model} watermark={watermark_before}>\n"
+        f"{summary}\n</COMPACTION_SUMMARY>"
+    )
+
+
+def summary_message(
+    *, model: str, watermark_before: int, watermark_after: int, summary: str, cache_key: str
+) -> Message:
+    return text_message(
+        next_monotonic_id("s"),
+        Role.USER,
+        summary_text(model, watermark_before, summary),
+        synthetic=True,
+        compaction_span=(watermark_before, watermark_after),
+        compaction_cache_key=cache_key,
+    )
+
+
+def truncation_notice(count: int) -> Message:
+    return text_message(
+        next_monotonic_id("t"), Role.USER, TRUNCATION_NOTICE.format(count=count), synthetic=True
+    )
+
+
+def _filler() -> Message:
+    return text_message(
+        next_monotonic_id("f"), Role.ASSISTANT, ASSISTANT_FILLER_TEXT, synthetic=True
+    )
+
+
+def bridge(before: Role | None, block: Message, after: Role | None) -> list[Message]:
+    """§4.4: `block` (a USER message) with an assistant filler on each side that alternation needs.
+    Only assistant fillers are ever needed, since the block is a user message."""
+    assert block.role is Role.USER
+    bridged = [block]
+    if before is Role.USER:
+        bridged.insert(0, _filler())
+    if after is Role.USER:
+        bridged.append(_filler())
+    return bridged
+
+
+def splice(
+    history: History,
+    start: int,
+    end: int,
+    block: Message,
+    counter_tokens: Sequence[int] | None = None,
+) -> tuple[History, list[Message]]:
+    """A new History with messages[start:end] replaced by `block` and its fillers. Raises
+    HistoryError when the result would not validate; the given history is never changed."""
+    replacement = bridge(history.role_before(start), block, history.role_at(end))
+    tokens = (
+        list(counter_tokens)
+        if counter_tokens is not None
+        else [history.counter(message) for message in replacement]
+    )
+    spliced = history.copy()
+    spliced.replace(start, end, replacement, tokens)
+    # Only the seam can break: check the messages around it, not the whole history.
+    seam_start = max(0, start - 1)
+    seam_end = min(len(spliced), start + len(replacement) + 1)
+    validate_history(
+        spliced.messages[seam_start:seam_end],
+        previous=spliced.messages[seam_start - 1] if seam_start > 0 else None,
+        first_index=seam_start,
+    )
+    return spliced, replacement

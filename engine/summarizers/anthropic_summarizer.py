@@ -1,0 +1,230 @@
+"""The `anthropic:<model>` summarizer (§4): one Messages API call through the real `anthropic` SDK.
+
+The SDK owns the transport: ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL when none are passed, retries
+of 408/409/429/5xx and connection errors (honouring retry-after), timeouts. This module owns what
+the compaction call needs on top: the prompt, the usage and cost, and sorting every failure into
+one ErrorClass (provider-adapter-contract §6) so §3.4 can decide whether to fall back to truncation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any, cast
+
+import anthropic
+import httpx2
+from anthropic.types import Message as APIMessage
+
+from engine.summarizers.base import ErrorClass, SummarizerError, SummaryRequest, SummaryResult
+from engine.summarizers.pricing import ModelPrice, cost_of, price_for
+from engine.summarizers.prompt import SYSTEM_PROMPT, render_user_message
+
+# The system prompt and the transcript's fence cost tokens the span's own count does not include.
+PROMPT_OVERHEAD_TOKENS = 600
+
+
+# §4: the status decides the class; the SDK's finer subclasses (spend limits...) keep their status.
+_STATUS_CLASSES: Mapping[int, ErrorClass] = {
+    401: ErrorClass.AUTH,
+    402: ErrorClass.AUTH,  # billing: the account must act, like a bad key
+    403: ErrorClass.AUTH,
+    408: ErrorClass.NETWORK,
+    429: ErrorClass.RATE_LIMIT,
+}
+
+
+class AnthropicSummarizer:
+    """Summarizes a span with one `messages.create` call; see the Summarizer protocol."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout_s: float = 60.0,
+        max_retries: int = 2,
+    ) -> None:
+        self.model = model
+        self.name = f"anthropic:{model}"
+        # An unpriced model fails here, before any call is billed without a cost to report.
+        self._price: ModelPrice = price_for(model)
+        self._timeout_s = timeout_s
+        self._max_retries = max_retries
+        # The SDK's own resolution for api_key=None, needed to send the key as x-api-key and to
+        # redact it from messages. It is never stored anywhere a repr or log can reach.
+        self._secret = (
+            api_key if api_key is not None else os.environ.get("ANTHROPIC_API_KEY") or None
+        )
+        self._client = anthropic.AsyncAnthropic(
+            api_key=api_key,  # None: the SDK reads ANTHROPIC_API_KEY (then its other sources)
+            base_url=base_url,  # None: the SDK reads ANTHROPIC_BASE_URL
+            timeout=timeout_s,
+            max_retries=max_retries,
+        )
+        # Counting is a best-effort hint with an offline fallback: fail fast instead of backing off.
+        self._counting_client = self._client.with_options(max_retries=0)
+
+    def __repr__(self) -> str:
+        return (
+            f"AnthropicSummarizer(model={self.model!r}, base_url={str(self._client.base_url)!r}, "
+            f"timeout_s={self._timeout_s}, max_retries={self._max_retries})"
+        )
+
+    async def summarize(self, request: SummaryRequest) -> SummaryResult:
+        user_text = render_user_message(request.span, request.instructions)
+        started = time.perf_counter()
+        response = await self._create(user_text, request.max_tokens)
+        latency_ms = round((time.perf_counter() - started) * 1000)
+        return self._result(response, latency_ms)
+
+    def estimate_cost(self, tokens_in: int, max_tokens: int) -> Decimal:
+        return cost_of(self._price, tokens_in + PROMPT_OVERHEAD_TOKENS, max_tokens)
+
+    async def count_tokens(self, text: str) -> int | None:
+        """The API's count for `text` as one user message, or None: callers fall back to len/3."""
+        try:
+            counted = await self._counting_client.messages.count_tokens(
+                model=self.model, messages=[{"role": "user", "content": text}]
+            )
+            tokens = counted.input_tokens
+        except Exception:
+            return None
+        return tokens if isinstance(tokens, int) and tokens >= 0 else None
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    async def _create(self, user_text: str, max_tokens: int) -> object:
+        try:
+            return await self._client.messages.create(
+                model=self.model,
+                max_tokens=max_tokens,
+                system=SYSTEM_PROMPT,
+                messages=[{"role": "user", "content": user_text}],
+            )
+        except Exception as exc:
+            raise self._error(exc) from exc
+
+    def _result(self, response: object, latency_ms: int) -> SummaryResult:
+        # Without strict validation the SDK returns a str for a non-JSON body and a hollow Message
+        # (fields None) for JSON of the wrong shape, so the shape is checked here.
+        if not isinstance(response, APIMessage):
+            raise self._bad_response("response body is not a JSON message")
+        usage = response.usage
+        counts = (
+            getattr(usage, "input_tokens", None),
+            getattr(usage, "output_tokens", None),
+            getattr(usage, "cache_creation_input_tokens", None) or 0,
+            getattr(usage, "cache_read_input_tokens", None) or 0,
+        )
+        if not all(isinstance(count, int) and count >= 0 for count in counts):
+            raise self._bad_response("response has no usable usage counts")
+        input_tokens, output_tokens, cache_write, cache_read = cast(
+            tuple[int, int, int, int], counts
+        )
+        cost = cost_of(self._price, input_tokens, output_tokens, cache_write, cache_read)
+        content: Any = response.content
+        if not isinstance(content, list):
+            raise self._bad_response("response has no content list", billed_cost_usd=cost)
+        texts = [
+            block.text
+            for block in content
+            if getattr(block, "type", None) == "text"
+            and isinstance(getattr(block, "text", None), str)
+        ]
+        # An empty text is returned, not raised: the provider billed it, and the manager judges
+        # a summary unusable as `validation_failed` (§6), whichever summarizer wrote it.
+        text = "".join(texts)
+        return SummaryResult(
+            text=text,
+            model=self.name,
+            tokens_in=input_tokens + cache_write + cache_read,
+            tokens_out=output_tokens,
+            cost_usd=cost,
+            latency_ms=latency_ms,
+        )
+
+    def _error(self, exc: Exception) -> SummarizerError:
+        return self._failure(*classify_exception(exc, timeout_s=self._timeout_s))
+
+    def _bad_response(
+        self, message: str, *, billed_cost_usd: Decimal = Decimal(0)
+    ) -> SummarizerError:
+        return self._failure(ErrorClass.BAD_RESPONSE, message, billed_cost_usd=billed_cost_usd)
+
+    def _failure(
+        self, error_class: ErrorClass, message: str, *, billed_cost_usd: Decimal = Decimal(0)
+    ) -> SummarizerError:
+        if self._secret:
+            message = message.replace(self._secret, "[redacted]")  # a server may echo what it got
+        return SummarizerError(
+            error_class, f"{self.name}: {message}", billed_cost_usd=billed_cost_usd
+        )
+
+
+def classify_exception(exc: BaseException, *, timeout_s: float) -> tuple[ErrorClass, str]:
+    """The ErrorClass of one failed call, and a message that names the cause (never a credential).
+
+    An exception that is no provider failure (a bug in the caller or here) is raised again as is.
+    """
+    if isinstance(exc, anthropic.APIStatusError):
+        code = exc.status_code
+        error_class = _STATUS_CLASSES.get(code) or (
+            ErrorClass.OVERLOADED if code >= 500 else ErrorClass.CAPABILITY
+        )
+        detail = _api_message(exc) or exc.response.reason_phrase
+        return error_class, f"HTTP {code} {exc.type or 'error'}: {detail}"
+    if isinstance(exc, anthropic.APITimeoutError):
+        return ErrorClass.NETWORK, f"timeout: no answer within {timeout_s}s"
+    if isinstance(exc, anthropic.APIConnectionError):
+        cause = _transport_error(exc)
+        # The body ended before its Content-Length: the server answered, but unusably.
+        if isinstance(cause, httpx2.RemoteProtocolError) and "message body" in str(cause):
+            return ErrorClass.BAD_RESPONSE, f"response body truncated: {cause}"
+        if isinstance(cause, httpx2.DecodingError):
+            return ErrorClass.BAD_RESPONSE, f"response body undecodable: {cause}"
+        return ErrorClass.NETWORK, f"connection failed: {_describe_connection_failure(exc)}"
+    if isinstance(exc, anthropic.APIResponseValidationError | json.JSONDecodeError):
+        return ErrorClass.BAD_RESPONSE, f"response body is not a valid message: {exc}"
+    if isinstance(exc, anthropic.CredentialsError):
+        return ErrorClass.AUTH, f"credentials unavailable: {type(exc).__name__}"
+    if isinstance(exc, TypeError) and "authentication method" in str(exc):
+        # The SDK raises TypeError before sending when no key, token or profile is configured.
+        return ErrorClass.AUTH, "no credentials: set ANTHROPIC_API_KEY or pass api_key"
+    if isinstance(exc, anthropic.AnthropicError):
+        return ErrorClass.BAD_RESPONSE, f"{type(exc).__name__}: {exc}"
+    raise exc  # not a provider failure: a bug, which must not pass for an outage
+
+
+def _api_message(exc: anthropic.APIStatusError) -> str:
+    message = exc.api_message
+    return message if isinstance(message, str) else ""
+
+
+def _transport_error(exc: BaseException) -> BaseException:
+    """The httpx2 error under an SDK connection error (else the deepest cause)."""
+    seen: set[int] = set()
+    current = exc
+    while current.__cause__ is not None and id(current.__cause__) not in seen:
+        seen.add(id(current))
+        current = current.__cause__
+        if isinstance(current, httpx2.HTTPError):
+            return current  # below it is httpcore detail saying the same
+    return current
+
+
+def _describe_connection_failure(exc: BaseException) -> str:
+    """httpx2 says "All connection attempts failed"; the errno deep under it says "refused"."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno:
+            return f"{os.strerror(current.errno).lower()} ({current})"
+        current = current.__cause__ or current.__context__
+    return str(_transport_error(exc)) or type(exc).__name__

@@ -1,0 +1,64 @@
+"""The summarizer interface (§4): one call that turns a span into summary text, with its usage."""
+
+from __future__ import annotations
+
+import enum
+from decimal import Decimal
+from typing import Protocol, runtime_checkable
+
+import msgspec
+
+from engine.messages import Message
+
+
+class ErrorClass(enum.StrEnum):
+    """provider-adapter-contract §6 classes, as the compaction call sees them."""
+
+    NETWORK = "network"  # refused, reset, DNS, timeout
+    AUTH = "auth"  # 401 / 403
+    RATE_LIMIT = "rate_limit"  # 429 after retries
+    OVERLOADED = "overloaded"  # 529 / 5xx after retries
+    CAPABILITY = "capability"  # 400 / 404 / 413: the request cannot be served by this model
+    BAD_RESPONSE = "bad_response"  # a body we cannot parse, or no usable text
+
+
+class SummarizerError(Exception):
+    """A failed compaction call; `billed_cost_usd` is what the provider charged anyway."""
+
+    def __init__(
+        self, error_class: ErrorClass, message: str, *, billed_cost_usd: Decimal = Decimal(0)
+    ) -> None:
+        super().__init__(message)
+        self.error_class = error_class
+        self.billed_cost_usd = billed_cost_usd
+
+
+class SummaryRequest(msgspec.Struct, frozen=True):
+    span: tuple[Message, ...]
+    prompt_version: str
+    max_tokens: int
+    instructions: str | None = None  # the user's words for a manual compaction
+
+
+class SummaryResult(msgspec.Struct, frozen=True):
+    text: str
+    model: str  # the full "provider:model" name
+    tokens_in: int
+    tokens_out: int
+    cost_usd: Decimal
+    latency_ms: int
+
+
+@runtime_checkable
+class Summarizer(Protocol):
+    """`name` is the compaction_model string this summarizer serves, e.g. "local:extractive"."""
+
+    name: str
+
+    async def summarize(self, request: SummaryRequest) -> SummaryResult: ...
+
+    def estimate_cost(self, tokens_in: int, max_tokens: int) -> Decimal:
+        """Upper bound of what one call would cost: the preview shows it, the budget checks it."""
+        ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,81 @@
+"""What an Anthropic compaction call costs (§4: the call is accounted separately, in exact USD).
+
+Prices are Decimal USD per million tokens. Prompt-cache writes cost 1.25x the input price and cache
+reads 0.1x, per Anthropic's published pricing.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+
+import msgspec
+
+_PER_TOKEN = Decimal(1_000_000)
+_CACHE_WRITE_FACTOR = Decimal("1.25")
+_CACHE_READ_FACTOR = Decimal("0.1")
+
+
+class ModelPrice(msgspec.Struct, frozen=True):
+    """USD per million tokens of each kind, for one model."""
+
+    model: str
+    input_per_mtok: Decimal
+    output_per_mtok: Decimal
+    cache_write_per_mtok: Decimal
+    cache_read_per_mtok: Decimal
+
+
+def _price(model: str, input_per_mtok: str, output_per_mtok: str) -> ModelPrice:
+    input_price = Decimal(input_per_mtok)
+    return ModelPrice(
+        model=model,
+        input_per_mtok=input_price,
+        output_per_mtok=Decimal(output_per_mtok),
+        cache_write_per_mtok=input_price * _CACHE_WRITE_FACTOR,
+        cache_read_per_mtok=input_price * _CACHE_READ_FACTOR,
+    )
+
+
+PRICES: dict[str, ModelPrice] = {
+    price.model: price
+    for price in (
+        _price("claude-haiku-4-5", "1", "5"),
+        _price("claude-sonnet-4-5", "3", "15"),
+        _price("claude-opus-4-1", "15", "75"),
+        _price("claude-3-5-haiku", "0.80", "4"),
+    )
+}
+
+# A dated snapshot ("claude-haiku-4-5-20251001") or "-latest" alias costs what its family costs.
+_SNAPSHOT_SUFFIX = re.compile(r"-(\d{8}|latest)$")
+
+
+def price_for(model: str) -> ModelPrice:
+    """The price of `model`, given bare ("claude-haiku-4-5") or as "anthropic:claude-haiku-4-5"."""
+    bare = model.removeprefix("anthropic:")
+    price = PRICES.get(bare) or PRICES.get(_SNAPSHOT_SUFFIX.sub("", bare))
+    if price is None:
+        known = ", ".join(sorted(PRICES))
+        raise KeyError(f"no price known for Anthropic model {model!r} (priced models: {known})")
+    return price
+
+
+def cost_of(
+    price: ModelPrice,
+    input_tokens: int,
+    output_tokens: int,
+    cache_write_tokens: int = 0,
+    cache_read_tokens: int = 0,
+) -> Decimal:
+    """Exact USD for one call; `input_tokens` excludes the cached kinds, as the API reports."""
+    counts = (input_tokens, output_tokens, cache_write_tokens, cache_read_tokens)
+    if any(count < 0 for count in counts):
+        raise ValueError(f"token counts cannot be negative: {counts}")
+    micro_usd = (
+        input_tokens * price.input_per_mtok
+        + output_tokens * price.output_per_mtok
+        + cache_write_tokens * price.cache_write_per_mtok
+        + cache_read_tokens * price.cache_read_per_mtok
+    )
+    return micro_usd / _PER_TOKEN

@@ -1,0 +1,73 @@
+"""Importers: Claude Code and Codex CLI session logs as canonical messages.
+
+`load_transcript()` reads a whole file; `TranscriptTail` follows one that is still being written.
+Message text is imported verbatim and never interpreted.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from metis_compaction_tui.importers.model import (
+    AgentCompaction,
+    ImportedTranscript,
+    RecordedUsage,
+    TranscriptError,
+    TranscriptFormat,
+)
+from metis_compaction_tui.importers.tail import TailUpdate, TranscriptTail, detect_format
+
+__all__ = [
+    "AgentCompaction",
+    "ImportedTranscript",
+    "RecordedUsage",
+    "TailUpdate",
+    "TranscriptError",
+    "TranscriptFormat",
+    "TranscriptTail",
+    "default_transcript_roots",
+    "detect_format",
+    "find_transcripts",
+    "load_transcript",
+]
+
+
+def load_transcript(path: str | os.PathLike[str]) -> ImportedTranscript:
+    """Import a whole transcript, detecting its format from its content.
+
+    Raises FileNotFoundError for a missing file and TranscriptError for a line that is not JSON
+    (an unfinished last line is not an error: it is reported in `warnings`).
+    """
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"no transcript at {os.fspath(path)}")
+    tail = TranscriptTail(path)
+    tail.poll(final=True)
+    return tail.transcript()
+
+
+def default_transcript_roots() -> list[Path]:
+    """Where the agents keep their logs, honouring their config-directory overrides."""
+    claude = os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude"
+    codex = os.environ.get("CODEX_HOME") or Path.home() / ".codex"
+    return [Path(claude) / "projects", Path(codex) / "sessions"]
+
+
+def find_transcripts(root: str | os.PathLike[str]) -> list[Path]:
+    """Every transcript under `root`, most recently modified first.
+
+    Claude Code's sub-agent logs (agent-*.jsonl) are left out: all their records are sidechain
+    records, so they import as empty histories.
+    """
+    found: list[tuple[float, Path]] = []
+    for path in Path(root).rglob("*.jsonl"):
+        if path.name.startswith("agent-"):
+            continue
+        try:
+            stat = path.stat()
+        except OSError:
+            continue  # removed while we looked
+        if path.is_file():
+            found.append((stat.st_mtime, path))
+    found.sort(key=lambda item: (-item[0], str(item[1])))
+    return [path for _, path in found]

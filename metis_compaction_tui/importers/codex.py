@@ -1,0 +1,263 @@
+"""Codex CLI rollouts (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl).
+
+Each line is {"timestamp", "type", "payload"}: session_meta, turn_context, response_item (the
+model-visible history), event_msg (UI events, of which only token_count matters here: the rest
+repeat response items) and compacted. A rollout is linear, so unlike Claude Code there is no
+branch to choose. Older rollouts wrote response items bare, without the payload wrapper.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from typing import Any
+
+import msgspec
+
+from engine.messages import (
+    ContentBlock,
+    Role,
+    TextContentBlock,
+    ToolResultContentBlock,
+    ToolUseContentBlock,
+)
+from metis_compaction_tui.importers.model import (
+    HistoryBuilder,
+    ImportedTranscript,
+    RecordedUsage,
+    decode_line,
+    timestamp_ms,
+)
+
+RECORD_TYPES = frozenset(
+    {"session_meta", "turn_context", "response_item", "event_msg", "compacted"}
+)
+ITEM_TYPES = frozenset(
+    {
+        "message",
+        "reasoning",
+        "function_call",
+        "function_call_output",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "local_shell_call",
+        "web_search_call",
+    }
+)
+# Harness-injected user messages (AGENTS.md, environment, mode and skill preambles): Codex
+# re-sends them every session and after compaction, so they are setup, not conversation.
+CONTEXT_PREFIXES = (
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md instructions for ",
+    "<collaboration_mode>",
+    "<skill",
+    "<permissions instructions>",
+)
+
+_decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder()
+
+
+def parse_arguments(arguments: object) -> dict[str, object]:
+    """function_call arguments are a JSON string; anything but an object is kept raw."""
+    if isinstance(arguments, dict):
+        return arguments
+    if isinstance(arguments, str):
+        try:
+            parsed = msgspec.json.decode(arguments)
+        except msgspec.DecodeError:
+            parsed = None
+        if isinstance(parsed, dict):
+            return parsed
+        return {"raw": arguments}
+    return {"raw": msgspec.json.encode(arguments).decode()}
+
+
+def _output_text(output: object) -> tuple[str, bool]:
+    """A tool output is a string, a list of input_text/input_image items, or (older rollouts)
+    {"content", "success"}. Returns (text, is_error)."""
+    if isinstance(output, str):
+        return output, False
+    if isinstance(output, list):
+        parts = []
+        for item in output:
+            if isinstance(item, dict):
+                text = item.get("text")
+                if isinstance(text, str):
+                    parts.append(text)
+                else:
+                    kind = item.get("type")
+                    parts.append("[image]" if kind == "input_image" else f"[{kind}]")
+        return "\n".join(parts), False
+    if isinstance(output, dict):
+        text, _ = _output_text(output.get("content", ""))
+        return text, output.get("success") is False
+    return ("" if output is None else msgspec.json.encode(output).decode()), False
+
+
+def _message_blocks(content: object) -> list[ContentBlock]:
+    blocks: list[ContentBlock] = []
+    if isinstance(content, str):
+        return [TextContentBlock(content)] if content else []
+    if not isinstance(content, list):
+        return blocks
+    for item in content:
+        if not isinstance(item, dict):
+            continue
+        text = item.get("text")
+        if isinstance(text, str):
+            if text:
+                blocks.append(TextContentBlock(text))
+        elif item.get("type") == "refusal" and isinstance(item.get("refusal"), str):
+            blocks.append(TextContentBlock(item["refusal"]))
+        elif item.get("type") == "input_image":
+            blocks.append(TextContentBlock("[image]"))
+        else:
+            blocks.append(TextContentBlock(f"[{item.get('type')}]"))
+    return blocks
+
+
+def _is_context(blocks: list[ContentBlock]) -> bool:
+    return bool(blocks) and all(
+        isinstance(b, TextContentBlock) and b.text.lstrip().startswith(CONTEXT_PREFIXES)
+        for b in blocks
+    )
+
+
+def _int(mapping: dict[str, Any], key: str) -> int:
+    value = mapping.get(key)
+    return value if isinstance(value, int) else 0
+
+
+class CodexImporter:
+    format = "codex"
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.session_id: str | None = None
+        self.skipped: Counter[str] = Counter()
+        self.warnings: list[str] = []
+        self.builder = HistoryBuilder()
+        self.generation = 0  # a rollout only grows: never rebuilt
+        self._last_total: object = None
+        self._last_context: int | None = None
+
+    def feed(self, lines: list[tuple[int, bytes]]) -> None:
+        for line_number, raw in lines:
+            record = decode_line(_decoder, raw, self.path, line_number, self.warnings)
+            if not isinstance(record, dict):
+                if record is not None:
+                    self.warnings.append(f"line {line_number}: not a JSON object, skipped")
+                self.skipped["invalid"] += 1
+                continue
+            self._record(line_number, record)
+
+    def _record(self, line: int, record: dict[str, Any]) -> None:
+        kind = record.get("type")
+        payload = record.get("payload")
+        ts = timestamp_ms(record.get("timestamp"))
+        if kind in ITEM_TYPES and payload is None:
+            kind, payload = "response_item", record  # pre-wrapper rollout
+        if not isinstance(payload, dict):
+            if kind is None and isinstance(record.get("id"), str):
+                self.session_id = self.session_id or record["id"]  # pre-wrapper session header
+            else:
+                self.skipped[str(kind or record.get("record_type") or "untyped")] += 1
+            return
+        if kind == "session_meta":
+            if self.session_id is None and isinstance(payload.get("id"), str):
+                self.session_id = payload["id"]
+        elif kind == "response_item":
+            self._item(line, payload, ts)
+        elif kind == "compacted":
+            self._compacted(line, payload, ts)
+        elif kind == "event_msg":
+            event = payload.get("type")
+            if event == "token_count":
+                self._token_count(payload)
+            else:
+                self.skipped[f"event_msg.{event}"] += 1
+        else:
+            self.skipped[str(kind)] += 1
+
+    def _item(self, line: int, item: dict[str, Any], ts: int | None) -> None:
+        kind = item.get("type")
+        msg_id = f"line-{line}"
+        add = self.builder.add
+        if kind == "message":
+            role = item.get("role")
+            blocks = _message_blocks(item.get("content"))
+            if role not in ("user", "assistant"):
+                self.skipped[f"message.{role}"] += 1  # developer / system instructions
+            elif role == "user" and _is_context(blocks):
+                self.skipped["message.user_context"] += 1
+            else:
+                target = Role.USER if role == "user" else Role.ASSISTANT
+                for block in blocks:
+                    add(target, block, msg_id=msg_id, ts=ts)
+        elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
+            call_id = item.get("call_id") or item.get("id")
+            if kind == "function_call":
+                name, tool_input = item.get("name"), parse_arguments(item.get("arguments"))
+            elif kind == "custom_tool_call":
+                name, tool_input = item.get("name"), {"input": item.get("input")}
+            else:
+                action = item.get("action")
+                name = "local_shell"
+                tool_input = action if isinstance(action, dict) else {"action": action}
+            block = ToolUseContentBlock(str(call_id), str(name), tool_input)
+            add(Role.ASSISTANT, block, msg_id=msg_id, ts=ts)
+        elif kind in ("function_call_output", "custom_tool_call_output"):
+            text, is_error = _output_text(item.get("output"))
+            result = ToolResultContentBlock(str(item.get("call_id")), text, is_error)
+            add(Role.USER, result, msg_id=msg_id, ts=ts)
+        else:
+            # reasoning (encrypted_content is never shown), web_search_call, ghost_snapshot, ...
+            self.skipped[str(kind)] += 1
+
+    def _compacted(self, line: int, payload: dict[str, Any], ts: int | None) -> None:
+        message = payload.get("message")
+        text = message if isinstance(message, str) and message else "(summary not recorded)"
+        trigger = payload.get("trigger")
+        self.builder.begin_compaction(
+            trigger if isinstance(trigger, str) else None, self._last_context, line
+        )
+        # Codex hands the summary to the model as a user message; so do we, marked synthetic.
+        block = TextContentBlock(text)
+        self.builder.add(Role.USER, block, msg_id=f"line-{line}", ts=ts, synthetic=True)
+
+    def _token_count(self, payload: dict[str, Any]) -> None:
+        info = payload.get("info")
+        if not isinstance(info, dict):
+            return  # rate-limit-only update
+        total = info.get("total_token_usage")
+        if total is not None and total == self._last_total:
+            return  # Codex repeats the event when only rate limits changed
+        self._last_total = total
+        last = info.get("last_token_usage")
+        if not isinstance(last, dict):
+            return
+        cached = _int(last, "cached_input_tokens")
+        # OpenAI counts cached tokens inside input_tokens; RecordedUsage keeps them apart.
+        usage = RecordedUsage(
+            message_index=len(self.builder) - 1,
+            input_tokens=max(_int(last, "input_tokens") - cached, 0),
+            output_tokens=_int(last, "output_tokens"),
+            cache_read_tokens=cached,
+        )
+        self._last_context = _int(last, "input_tokens") + usage.output_tokens
+        self.builder.record_usage(None, usage)
+
+    def transcript(self, line_count: int) -> ImportedTranscript:
+        stem = os.path.splitext(os.path.basename(self.path))[0]
+        return ImportedTranscript(
+            path=self.path,
+            format="codex",
+            session_id=self.session_id or stem,
+            messages=list(self.builder.messages()),
+            agent_compactions=list(self.builder.compactions),
+            recorded_usage=list(self.builder.usage),
+            skipped=dict(self.skipped + self.builder.skipped),
+            line_count=line_count,
+            warnings=self.warnings + self.builder.snapshot_warnings(),
+        )

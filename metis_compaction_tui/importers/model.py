@@ -1,0 +1,250 @@
+"""What an import produces, and the builder both importers use to keep a history valid.
+
+Agent logs are not canonical histories: roles repeat, tool calls go unanswered when a run is
+interrupted, results turn up split over several records. `HistoryBuilder` absorbs that, one content
+block at a time, so every snapshot it returns passes `validate_history()`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from datetime import datetime
+from typing import Literal
+
+import msgspec
+
+from engine.messages import (
+    ContentBlock,
+    Message,
+    MessageMetadata,
+    Role,
+    TextContentBlock,
+    ToolResultContentBlock,
+    ToolUseContentBlock,
+)
+
+TranscriptFormat = Literal["claude-code", "codex"]
+
+NO_RESULT = "(no result recorded)"
+
+
+class AgentCompaction(msgspec.Struct, frozen=True):
+    """A compaction the agent itself performed; its summary is `messages[message_index]`."""
+
+    message_index: int
+    trigger: str | None  # "auto" / "manual" as the agent recorded it; Codex records none
+    pre_tokens: int | None  # context size just before compacting, when known
+    line_number: int
+
+
+class RecordedUsage(msgspec.Struct, frozen=True):
+    """Token usage of one model response, normalised to Anthropic's split: `input_tokens` is the
+    uncached input only, so the context size is input + cache_read + cache_creation."""
+
+    message_index: int  # the assistant message the response landed in; -1 if none exists yet
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int = 0
+    cache_creation_tokens: int = 0
+
+    @property
+    def context_tokens(self) -> int:
+        return self.input_tokens + self.cache_read_tokens + self.cache_creation_tokens
+
+
+class ImportedTranscript(msgspec.Struct):
+    path: str
+    format: TranscriptFormat
+    session_id: str
+    messages: list[Message]
+    agent_compactions: list[AgentCompaction]
+    recorded_usage: list[RecordedUsage]
+    skipped: dict[str, int]  # what was not imported as messages, by record kind
+    line_count: int
+    warnings: list[str]
+
+
+class TranscriptError(ValueError):
+    """A transcript line that cannot be read at all (not JSON, unrecognised format)."""
+
+    def __init__(self, path: str | os.PathLike[str], line_number: int, detail: str) -> None:
+        super().__init__(f"{os.path.basename(os.fspath(path))}:{line_number}: {detail}")
+        self.path = os.fspath(path)
+        self.line_number = line_number
+        self.detail = detail
+
+
+def decode_line(
+    decoder: msgspec.json.Decoder, raw: bytes, path: str, line_number: int, warnings: list[str]
+) -> object | None:
+    """Broken JSON is fatal (the file is not what we think it is); valid JSON of an unexpected shape
+    is one odd record, so it is warned about and skipped."""
+    try:
+        return decoder.decode(raw)
+    except msgspec.ValidationError as exc:
+        warnings.append(f"line {line_number}: unexpected record shape, skipped: {exc}")
+        return None
+    except msgspec.DecodeError as exc:
+        raise TranscriptError(path, line_number, f"not valid JSON: {exc}") from None
+
+
+def timestamp_ms(value: object) -> int | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return int(datetime.fromisoformat(value).timestamp() * 1000)
+    except ValueError:
+        return None
+
+
+class _Draft:
+    """A message still open to merges. A user draft keeps the tool results it owes the assistant
+    message before it, in call order, with placeholders until the real results arrive."""
+
+    __slots__ = ("blocks", "id", "placeholders", "results", "role", "synthetic", "tool_ids", "ts")
+
+    def __init__(self, msg_id: str, role: Role, expected: tuple[str, ...], ts: int | None) -> None:
+        self.id = msg_id
+        self.role = role
+        self.blocks: list[ContentBlock] = []
+        self.tool_ids: list[str] = []  # assistant: tool_use ids in order; user: results owed
+        self.results: dict[str, ToolResultContentBlock] = {}
+        self.placeholders: set[str] = set(expected)
+        self.synthetic = False
+        self.ts = ts
+        if role is Role.USER:
+            self.tool_ids = list(expected)
+            for tool_id in expected:
+                self.results[tool_id] = ToolResultContentBlock(tool_id, NO_RESULT, is_error=True)
+
+    def materialize(self) -> Message:
+        content: tuple[ContentBlock, ...]
+        if self.role is Role.USER:
+            content = tuple(self.results[i] for i in self.tool_ids) + tuple(self.blocks)
+        else:
+            content = tuple(self.blocks)
+        metadata = MessageMetadata(synthetic=self.synthetic, created_at_ms=self.ts)
+        return Message(id=self.id, role=self.role, content=content, metadata=metadata)
+
+
+class HistoryBuilder:
+    """Appends content blocks and keeps `messages()` a valid history at every step.
+
+    Only the newest message is ever changed after it was created, and `changed_from` /
+    `usage_changed_from` record the lowest index touched since `mark_seen()`, so a tail can tell
+    an append from a rewrite.
+    """
+
+    def __init__(self) -> None:
+        self._drafts: list[_Draft] = []
+        self._cache: list[Message] = []
+        self._stale_from = 0  # first cache entry that needs materializing again
+        self.changed_from = 0
+        self.usage: list[RecordedUsage] = []
+        self._usage_keys: dict[str, int] = {}
+        self.usage_changed_from = 0
+        self.compactions: list[AgentCompaction] = []
+        self.pending_compaction: tuple[str | None, int | None, int] | None = None
+        self.skipped: Counter[str] = Counter()
+        self.warnings: list[str] = []
+
+    def __len__(self) -> int:
+        return len(self._drafts)
+
+    def last_role(self) -> Role | None:
+        return self._drafts[-1].role if self._drafts else None
+
+    def _touch(self, index: int) -> None:
+        self._stale_from = min(self._stale_from, index)
+        self.changed_from = min(self.changed_from, index)
+
+    def add(
+        self,
+        role: Role,
+        block: ContentBlock,
+        *,
+        msg_id: str,
+        ts: int | None = None,
+        synthetic: bool = False,
+    ) -> int:
+        """Add one block to the message of `role`, merging into the newest message when the role
+        repeats. Returns the index of the message it landed in."""
+        drafts = self._drafts
+        if not drafts or drafts[-1].role is not role:
+            expected: tuple[str, ...] = ()
+            if role is Role.USER and drafts:
+                expected = tuple(drafts[-1].tool_ids)
+            drafts.append(_Draft(msg_id, role, expected, ts))
+        draft = drafts[-1]
+        index = len(drafts) - 1
+        self._touch(index)
+        if isinstance(block, ToolResultContentBlock):
+            self._add_result(draft, block)
+        elif isinstance(block, ToolUseContentBlock):
+            if block.id in draft.tool_ids:
+                self.warnings.append(f"tool_use {block.id!r} repeated; kept the first")
+            else:
+                draft.tool_ids.append(block.id)
+                draft.blocks.append(block)
+        else:
+            draft.blocks.append(block)
+        if synthetic:
+            draft.synthetic = True
+            if self.pending_compaction is not None:
+                trigger, pre_tokens, line = self.pending_compaction
+                self.compactions.append(AgentCompaction(index, trigger, pre_tokens, line))
+                self.pending_compaction = None
+        return index
+
+    def _add_result(self, draft: _Draft, block: ToolResultContentBlock) -> None:
+        tool_id = block.tool_use_id
+        if tool_id in draft.placeholders:
+            draft.placeholders.discard(tool_id)
+            draft.results[tool_id] = block
+        elif tool_id in draft.results:
+            self.warnings.append(f"tool_result {tool_id!r} repeated; kept the first")
+        else:
+            # No call for it in the message before (e.g. a resumed log's first record): keep the
+            # text, since it was context the model saw, but not as a tool_result.
+            self.warnings.append(f"tool_result {tool_id!r} answers no tool_use; kept as text")
+            draft.blocks.append(TextContentBlock(f"[tool result {tool_id}]\n{block.content}"))
+
+    def begin_compaction(self, trigger: str | None, pre_tokens: int | None, line: int) -> None:
+        """The agent compacted here; the next synthetic block is its summary."""
+        if self.pending_compaction is not None:
+            self.warnings.append(
+                f"line {self.pending_compaction[2]}: compaction without a summary message"
+            )
+        self.pending_compaction = (trigger, pre_tokens, line)
+
+    def record_usage(self, key: str | None, usage: RecordedUsage) -> None:
+        """`key` identifies one model response: a response split over several records reports
+        its usage on each, and the latest figure wins."""
+        if key is not None and key in self._usage_keys:
+            position = self._usage_keys[key]
+            self.usage[position] = usage
+            self.usage_changed_from = min(self.usage_changed_from, position)
+            return
+        if key is not None:
+            self._usage_keys[key] = len(self.usage)
+        self.usage.append(usage)
+
+    def messages(self) -> list[Message]:
+        """The history so far; the builder's own list, so copy it before keeping it."""
+        cache, drafts = self._cache, self._drafts
+        del cache[self._stale_from :]
+        cache.extend(d.materialize() for d in drafts[self._stale_from :])
+        self._stale_from = len(drafts)
+        return cache
+
+    def mark_seen(self) -> None:
+        self.changed_from = len(self._drafts)
+        self.usage_changed_from = len(self.usage)
+
+    def snapshot_warnings(self) -> list[str]:
+        warnings = list(self.warnings)
+        if self.pending_compaction is not None:
+            line = self.pending_compaction[2]
+            warnings.append(f"line {line}: compaction has no summary message (yet)")
+        return warnings

@@ -1,0 +1,258 @@
+"""Incremental reading of a transcript that an agent is still writing.
+
+`TranscriptTail` keeps a byte offset and parses only the complete lines added since the last poll,
+so a poll costs O(new bytes). `load_transcript()` is one poll over the whole file, so a tail that
+has seen every line and a fresh load always agree.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import BinaryIO, Protocol
+
+import msgspec
+
+from engine.messages import Message
+from metis_compaction_tui.importers import claude_code, codex
+from metis_compaction_tui.importers.model import (
+    AgentCompaction,
+    HistoryBuilder,
+    ImportedTranscript,
+    RecordedUsage,
+    TranscriptError,
+    TranscriptFormat,
+)
+
+_DETECT_LINES = 20  # undecided after this many records: not a transcript we know
+_HEAD_BYTES = 64  # compared on every poll to notice a file replaced in place
+
+
+class TailUpdate(msgspec.Struct, frozen=True):
+    """What one poll found. Without `reset` the lists hold only what is new since the previous
+    poll; with it they hold everything, replacing what was delivered before."""
+
+    reset: bool
+    messages: list[Message]
+    agent_compactions: list[AgentCompaction]
+    recorded_usage: list[RecordedUsage]
+    line_count: int
+
+    @property
+    def changed(self) -> bool:
+        return self.reset or bool(self.messages or self.agent_compactions or self.recorded_usage)
+
+
+class _Importer(Protocol):
+    format: str
+    builder: HistoryBuilder
+    generation: int
+
+    def feed(self, lines: list[tuple[int, bytes]]) -> None: ...
+
+    def transcript(self, line_count: int) -> ImportedTranscript: ...
+
+
+class _Probe(msgspec.Struct):
+    type: object = None
+    payload: msgspec.Raw = msgspec.Raw(b"null")  # left unparsed: only its presence matters
+
+
+_probe = msgspec.json.Decoder(_Probe)
+
+
+def _guess_format(path: str) -> TranscriptFormat:
+    return "codex" if os.path.basename(path).startswith("rollout-") else "claude-code"
+
+
+def detect_format(lines: list[tuple[int, bytes]]) -> TranscriptFormat | None:
+    """Decide from content: Codex wraps every record as {type, payload}; Claude Code's record
+    types are its own. None while no line is decisive."""
+    for _, raw in lines[:_DETECT_LINES]:
+        try:
+            probe = _probe.decode(raw)
+        except msgspec.DecodeError:
+            continue  # the importer reports it with its line number
+        kind = probe.type
+        if not isinstance(kind, str):
+            continue
+        wrapped = bytes(probe.payload) != b"null"
+        if kind in codex.RECORD_TYPES and wrapped:
+            return "codex"
+        if kind in codex.ITEM_TYPES and not wrapped:
+            return "codex"  # a pre-wrapper rollout
+        if kind in claude_code.RECORD_TYPES:
+            return "claude-code"
+    return None
+
+
+def _fallback_format(path: str, lines: list[tuple[int, bytes]]) -> TranscriptFormat:
+    """No record said which agent wrote the file: trust a rollout's name, else name the problem
+    (a broken line reads better as itself than as an unknown format)."""
+    if os.path.basename(path).startswith("rollout-"):
+        return "codex"
+    for line_number, raw in lines:
+        try:
+            msgspec.json.decode(raw)
+        except msgspec.DecodeError as exc:
+            raise TranscriptError(path, line_number, f"not valid JSON: {exc}") from None
+    raise TranscriptError(path, lines[0][0], "unrecognised transcript format")
+
+
+def _split_lines(
+    data: bytes, first_line: int, line_open: bool
+) -> tuple[list[tuple[int, bytes]], int, int, bool, bool]:
+    """Cut `data` into numbered non-blank lines.
+
+    Returns (lines, bytes consumed, line count after, line left open, incomplete tail seen).
+    An unterminated last line is taken if it already decodes (a complete JSON object can only be
+    missing its newline) and left for the next poll otherwise.
+    """
+    lines: list[tuple[int, bytes]] = []
+    position, line_number = 0, first_line
+    if line_open and data[:1] == b"\n":
+        position = 1  # the newline of a line we already took
+    elif line_open and data[:2] == b"\r\n":
+        position = 2
+    while (end := data.find(b"\n", position)) >= 0:
+        line_number += 1
+        raw = data[position:end].rstrip(b"\r")
+        if raw.strip():
+            lines.append((line_number, raw))
+        position = end + 1
+    rest = data[position:]
+    if not rest.strip():
+        return lines, position, line_number, False, False
+    try:
+        msgspec.json.decode(rest)
+    except msgspec.DecodeError:
+        return lines, position, line_number, False, True
+    lines.append((line_number + 1, rest))
+    return lines, len(data), line_number + 1, True, False
+
+
+class TranscriptTail:
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        self._restart()
+
+    def _restart(self) -> None:
+        self._importer: _Importer | None = None
+        self._offset = 0
+        self._line_count = 0
+        self._line_open = False
+        self._head = b""
+        self._ident: tuple[int, int] | None = None
+        self._warnings: list[str] = []
+        self._generation = 0
+        self._sent = (0, 0, 0)  # messages, compactions, usage delivered so far
+
+    @property
+    def format(self) -> TranscriptFormat | None:
+        if self._importer is None:
+            return None
+        return "codex" if self._importer.format == "codex" else "claude-code"
+
+    def poll(self, *, final: bool = False) -> TailUpdate:
+        """Read what was appended since the last poll. `final` treats the file as finished: an
+        incomplete last line is reported instead of waited for, and an unrecognised format
+        raises at once."""
+        try:
+            with open(self.path, "rb") as f:
+                reset = self._check_identity(f)
+                if os.fstat(f.fileno()).st_size == self._offset and not reset:
+                    return self._update(False)
+                f.seek(self._offset)
+                data = f.read()
+        except FileNotFoundError:
+            if self._offset == 0:
+                return self._update(False)
+            self._restart()  # deleted: nothing is left of what was delivered
+            return TailUpdate(True, [], [], [], 0)
+        if self._offset == 0:
+            self._head = data[:_HEAD_BYTES]
+        lines, consumed, line_count, line_open, incomplete = _split_lines(
+            data, self._line_count, self._line_open
+        )
+        if incomplete and final:
+            self._warnings.append(f"line {line_count + 1}: incomplete last line ignored")
+        if self._importer is None and lines:
+            fmt = detect_format(lines)
+            if fmt is None:
+                if not final and len(lines) < _DETECT_LINES:
+                    return self._update(reset)  # wait for a decisive line
+                fmt = _fallback_format(self.path, lines)
+            importer_type = (
+                codex.CodexImporter if fmt == "codex" else claude_code.ClaudeCodeImporter
+            )
+            self._importer = importer_type(self.path)
+        if lines and self._importer is not None:
+            try:
+                self._importer.feed(lines)
+            except TranscriptError:
+                self._restart()  # a later poll re-reads from the start and fails the same way
+                raise
+        self._offset += consumed
+        self._line_count = line_count
+        self._line_open = line_open
+        return self._update(reset)
+
+    def _check_identity(self, f: BinaryIO) -> bool:
+        """Start over if the file was truncated or replaced since the last poll."""
+        st = os.fstat(f.fileno())
+        ident = (st.st_dev, st.st_ino)
+        replaced = bool(self._offset) and (
+            ident != self._ident
+            or st.st_size < self._offset
+            or f.read(len(self._head)) != self._head
+        )
+        if replaced:
+            self._restart()
+        self._ident = ident
+        return replaced
+
+    def _update(self, reset: bool) -> TailUpdate:
+        importer = self._importer
+        if importer is None:
+            return TailUpdate(reset, [], [], [], self._line_count)
+        builder = importer.builder
+        changed_from, usage_changed_from = builder.changed_from, builder.usage_changed_from
+        messages = builder.messages()
+        sent_messages, sent_compactions, sent_usage = self._sent
+        if (
+            reset
+            or importer.generation != self._generation
+            or changed_from < sent_messages
+            or usage_changed_from < sent_usage
+            or len(builder.compactions) < sent_compactions
+        ):
+            reset, sent_messages, sent_compactions, sent_usage = True, 0, 0, 0
+        update = TailUpdate(
+            reset,
+            messages[sent_messages:],
+            builder.compactions[sent_compactions:],
+            builder.usage[sent_usage:],
+            self._line_count,
+        )
+        self._sent = (len(messages), len(builder.compactions), len(builder.usage))
+        self._generation = importer.generation
+        builder.mark_seen()
+        return update
+
+    def transcript(self) -> ImportedTranscript:
+        """Everything read so far (built on demand: O(messages))."""
+        if self._importer is None:
+            stem = os.path.splitext(os.path.basename(self.path))[0]
+            return ImportedTranscript(
+                path=self.path,
+                format=_guess_format(self.path),
+                session_id=stem,
+                messages=[],
+                agent_compactions=[],
+                recorded_usage=[],
+                skipped={},
+                line_count=self._line_count,
+                warnings=list(self._warnings),
+            )
+        result = self._importer.transcript(self._line_count)
+        result.warnings = self._warnings + result.warnings
+        return result

@@ -1,0 +1,301 @@
+"""A real HTTP server speaking enough of the Anthropic Messages API for the summarizer tests.
+
+It runs stdlib `http.server` in a background thread on 127.0.0.1, so the real `anthropic` SDK is
+exercised end to end: its headers, retries, timeouts and body parsing. Each request takes the next
+scripted behaviour (`ok`, `status`, `delay`, `truncated`, `empty_text`, `raw`); once the script
+runs out every request gets the server's `default` behaviour.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import socket
+import threading
+from collections import deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Self
+
+import msgspec
+
+MESSAGES_PATH = "/v1/messages"
+COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
+
+# The error `type` the real API puts in its error body, by status.
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+
+
+class Ok(msgspec.Struct, frozen=True, tag="ok"):
+    text: str = "summary"
+    input_tokens: int = 100  # also the count_tokens answer when this behaviour serves one
+    output_tokens: int = 20
+
+
+class Status(msgspec.Struct, frozen=True, tag="status"):
+    code: int
+    body: bytes | None = None  # None: the API's usual error JSON for this status
+    headers: dict[str, str] = {}
+
+
+class Delay(msgspec.Struct, frozen=True, tag="delay"):
+    seconds: float
+    then: Ok | Status = Ok()
+
+
+class Truncated(msgspec.Struct, frozen=True, tag="truncated"):
+    """A 200 whose Content-Length promises a whole message but only half of it is sent."""
+
+    text: str = "summary"
+
+
+class EmptyText(msgspec.Struct, frozen=True, tag="empty_text"):
+    text: str = ""  # "" or whitespace: billed usage, nothing to keep
+    input_tokens: int = 100
+    output_tokens: int = 1
+
+
+class Raw(msgspec.Struct, frozen=True, tag="raw"):
+    """Any body at all, for malformed JSON and wrong-shaped messages."""
+
+    body: bytes
+    code: int = 200
+    content_type: str = "application/json"
+
+
+Behaviour = Ok | Status | Delay | Truncated | EmptyText | Raw
+
+
+def ok(text: str = "summary", input_tokens: int = 100, output_tokens: int = 20) -> Ok:
+    return Ok(text, input_tokens, output_tokens)
+
+
+def status(code: int, body: bytes | None = None, headers: dict[str, str] | None = None) -> Status:
+    return Status(code, body, headers or {})
+
+
+def delay(seconds: float, then: Ok | Status | None = None) -> Delay:
+    return Delay(seconds, then or Ok())
+
+
+def truncated(text: str = "summary") -> Truncated:
+    return Truncated(text)
+
+
+def empty_text(text: str = "", input_tokens: int = 100, output_tokens: int = 1) -> EmptyText:
+    return EmptyText(text, input_tokens, output_tokens)
+
+
+def raw(body: bytes, code: int = 200, content_type: str = "application/json") -> Raw:
+    return Raw(body, code, content_type)
+
+
+def malformed_json() -> Raw:
+    return Raw(b'{"id": "msg_broken", "type": "message", "content": [{"type": "te')
+
+
+class RecordedRequest(msgspec.Struct, frozen=True):
+    method: str
+    path: str
+    headers: dict[str, str]  # names lowercased
+    body: object  # the parsed JSON, or None when the body was not JSON
+    raw_body: bytes
+
+
+def message_json(text: str, input_tokens: int, output_tokens: int, model: str) -> bytes:
+    return json.dumps(
+        {
+            "id": "msg_test_0001",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
+        }
+    ).encode()
+
+
+def error_json(code: int) -> bytes:
+    error_type = _ERROR_TYPES.get(code, "api_error")
+    return json.dumps(
+        {"type": "error", "error": {"type": error_type, "message": f"scripted {code}"}}
+    ).encode()
+
+
+class MessagesAPIServer:
+    """`with MessagesAPIServer() as server:` then point the SDK at `server.base_url`."""
+
+    def __init__(self, default: Behaviour | None = None) -> None:
+        self.default: Behaviour = default or Ok()
+        self._script: deque[Behaviour] = deque()
+        self._requests: list[RecordedRequest] = []
+        self._lock = threading.Lock()
+        # Set on close so a handler sleeping in `delay` stops at once instead of holding shutdown.
+        self._closing = threading.Event()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        with self._lock:
+            return list(self._requests)
+
+    def script(self, *behaviours: Behaviour) -> None:
+        """Replace the script: the next requests get these behaviours, in order."""
+        with self._lock:
+            self._script = deque(behaviours)
+
+    def start(self) -> Self:
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self._closing.set()
+        if self._thread is not None:
+            self._httpd.shutdown()
+            self._thread.join(timeout=5)
+            self._thread = None
+        self._httpd.server_close()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _next_behaviour(self, request: RecordedRequest) -> Behaviour:
+        with self._lock:
+            self._requests.append(request)
+            return self._script.popleft() if self._script else self.default
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as the SDK's connection pool expects
+
+            def setup(self) -> None:
+                super().setup()
+                # Headers and body go out in two writes; without this, Nagle plus delayed ACK
+                # adds ~40 ms to every response.
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass  # keep test output clean
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                raw_body = self.rfile.read(length) if length else b""
+                try:
+                    body: object = json.loads(raw_body) if raw_body else None
+                except ValueError:
+                    body = None
+                path = self.path.split("?", 1)[0]
+                request = RecordedRequest(
+                    method="POST",
+                    path=path,
+                    headers={name.lower(): value for name, value in self.headers.items()},
+                    body=body,
+                    raw_body=raw_body,
+                )
+                behaviour = server._next_behaviour(request)
+                try:
+                    self._serve(path, body, behaviour)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a timeout test); nobody is listening any more
+
+            def _serve(self, path: str, body: object, behaviour: Behaviour) -> None:
+                if path not in (MESSAGES_PATH, COUNT_TOKENS_PATH):
+                    self._send(404, error_json(404))
+                    return
+                if isinstance(behaviour, Delay):
+                    if server._closing.wait(behaviour.seconds):
+                        self.close_connection = True
+                        return
+                    behaviour = behaviour.then
+                model = body.get("model", "unknown") if isinstance(body, dict) else "unknown"
+                if isinstance(behaviour, Status):
+                    payload = (
+                        behaviour.body if behaviour.body is not None else error_json(behaviour.code)
+                    )
+                    self._send(behaviour.code, payload, behaviour.headers)
+                elif isinstance(behaviour, Raw):
+                    self._send(behaviour.code, behaviour.body, content_type=behaviour.content_type)
+                elif isinstance(behaviour, Truncated):
+                    full = message_json(behaviour.text, 100, 20, model)
+                    self._send(200, full, send_bytes=len(full) // 2)
+                elif path == COUNT_TOKENS_PATH:
+                    tokens = behaviour.input_tokens if isinstance(behaviour, Ok | EmptyText) else 0
+                    self._send(200, json.dumps({"input_tokens": tokens}).encode())
+                elif isinstance(behaviour, Ok | EmptyText):
+                    payload = message_json(
+                        behaviour.text, behaviour.input_tokens, behaviour.output_tokens, model
+                    )
+                    self._send(200, payload)
+
+            def _send(
+                self,
+                code: int,
+                payload: bytes,
+                headers: dict[str, str] | None = None,
+                *,
+                content_type: str = "application/json",
+                send_bytes: int | None = None,
+            ) -> None:
+                self.send_response(code)
+                self.send_header("content-type", content_type)
+                self.send_header("content-length", str(len(payload)))
+                self.send_header("request-id", f"req_test_{next(_request_ids)}")
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                if send_bytes is None:
+                    self.wfile.write(payload)
+                    return
+                # Half a body, then a hard close: the client sees the body end early.
+                self.wfile.write(payload[:send_bytes])
+                self.wfile.flush()
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+
+        return Handler
+
+
+_request_ids = itertools.count(1)
+
+# Sockets bound but never listening: connecting to them is refused at once, and holding them for
+# the life of the process keeps anyone else from taking the port.
+_refusing_sockets: list[socket.socket] = []
+
+
+def refused_base_url() -> str:
+    """A 127.0.0.1 URL where nothing listens, so every connection is refused."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    _refusing_sockets.append(sock)
+    return f"http://127.0.0.1:{sock.getsockname()[1]}"

@@ -1,0 +1,451 @@
+"""Transcript importers: the shared real Claude Code logs, our own edge-case fixtures, and tailing."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from engine.messages import (
+    HistoryError,
+    Message,
+    Role,
+    TextContentBlock,
+    ToolResultContentBlock,
+    ToolUseContentBlock,
+    validate_history,
+)
+from metis_compaction_tui.importers import (
+    AgentCompaction,
+    TranscriptError,
+    TranscriptTail,
+    default_transcript_roots,
+    find_transcripts,
+    load_transcript,
+)
+from metis_compaction_tui.importers.codex import parse_arguments
+
+SHARED = Path("/work/shared/fixtures/transcripts/claude-code")
+OURS = Path(__file__).parent / "fixtures" / "transcripts"
+CLAUDE = OURS / "claude-code"
+CODEX_ROLLOUT = next((OURS / "codex").glob("rollout-*.jsonl"))
+ALL_FIXTURES = [
+    *sorted(SHARED.glob("*.jsonl")),
+    *(p for p in sorted(CLAUDE.glob("*.jsonl")) if p.name != "malformed_line.jsonl"),
+    CODEX_ROLLOUT,
+]
+
+
+def ids(messages: list[Message]) -> list[str]:
+    return [m.id for m in messages]
+
+
+def texts(message: Message) -> list[str]:
+    return [b.text for b in message.content if isinstance(b, TextContentBlock)]
+
+
+# --- the shared real transcripts ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", sorted(SHARED.glob("*.jsonl")), ids=lambda p: p.name)
+def test_shared_fixture_imports_and_validates(path: Path) -> None:
+    transcript = load_transcript(path)
+    assert transcript.format == "claude-code"
+    assert transcript.messages
+    assert transcript.warnings == []
+    validate_history(transcript.messages)
+
+
+def test_representative_messages_unlinked_records_import_in_file_order() -> None:
+    # Every record there has parentUuid null: file order is the only order there is.
+    transcript = load_transcript(SHARED / "representative_messages.jsonl")
+    assert transcript.session_id == "test_session"
+    assert ids(transcript.messages) == [f"msg_{i:03d}" for i in range(1, 12)]
+    assert transcript.skipped == {"summary": 1}
+    assert transcript.line_count == 12
+    tool_use = transcript.messages[3].content[0]
+    assert isinstance(tool_use, ToolUseContentBlock) and tool_use.name == "Edit"
+    result = transcript.messages[4].content[0]
+    assert isinstance(result, ToolResultContentBlock) and result.tool_use_id == "tool_001"
+    assert [u.output_tokens for u in transcript.recorded_usage] == [120, 85, 95, 35, 110]
+
+
+def test_todowrite_consecutive_records_merge() -> None:
+    transcript = load_transcript(SHARED / "todowrite_examples.jsonl")
+    roles = [m.role for m in transcript.messages]
+    assert roles == [Role.USER, Role.ASSISTANT] * 3 + [Role.USER]
+    # Text and tool_use arrive as two assistant records with different message ids.
+    assert [type(b) for b in transcript.messages[1].content] == [
+        TextContentBlock,
+        ToolUseContentBlock,
+    ]
+    # A tool result, then the user's next prompt: one user message, result first.
+    assert texts(transcript.messages[4]) == ["Can you add a task for security review as well?"]
+    assert len(transcript.recorded_usage) == 6
+    assert transcript.recorded_usage[0].message_index == 1
+
+
+# --- our Claude Code fixtures ---------------------------------------------------------------
+
+
+def test_rewind_imports_only_the_active_branch() -> None:
+    transcript = load_transcript(CLAUDE / "rewound_branch.jsonl")
+    assert ids(transcript.messages) == ["u1", "a1", "u2b", "a2b"]
+    assert transcript.skipped == {"summary": 1, "file-history-snapshot": 1, "inactive_branch": 2}
+
+
+def test_compact_boundary_and_summary() -> None:
+    transcript = load_transcript(CLAUDE / "compact_boundary.jsonl")
+    validate_history(transcript.messages)
+    assert transcript.agent_compactions == [
+        AgentCompaction(message_index=4, trigger="auto", pre_tokens=155012, line_number=5),
+        AgentCompaction(message_index=6, trigger="manual", pre_tokens=40500, line_number=9),
+    ]
+    # logicalParentUuid carries the chain across both boundaries: nothing before is lost.
+    assert ids(transcript.messages)[:4] == ["c1", "c2", "c3", "c4"]
+    summary = transcript.messages[4]
+    assert summary.role is Role.USER and summary.synthetic
+    assert texts(summary)[0].startswith("This session is being continued")
+    assert [m.synthetic for m in transcript.messages] == [False] * 4 + [True, False, True, False]
+    assert transcript.skipped == {}
+
+
+def test_split_records_merge_into_one_message_each() -> None:
+    transcript = load_transcript(CLAUDE / "split_tool_results.jsonl")
+    assistant, results = transcript.messages[1], transcript.messages[2]
+    assert assistant.tool_use_ids() == ("toolu_a", "toolu_b")
+    assert texts(assistant) == ["Reading both files."]  # the thinking block is not shown
+    # Results arrived b then a; they are kept in call order.
+    assert results.tool_result_ids() == ("toolu_a", "toolu_b")
+    assert [b.content for b in results.content] == ["print('a')", "print('b')"]  # type: ignore[union-attr]
+    # One usage entry per API response, with the last (largest) output count.
+    assert [(u.message_index, u.output_tokens) for u in transcript.recorded_usage] == [
+        (1, 51),
+        (3, 12),
+    ]
+    usage = transcript.recorded_usage[0]
+    assert usage.context_tokens == 4 + 9000 + 300
+    assert transcript.skipped == {"thinking": 1}
+
+
+def test_sidechain_records_are_skipped() -> None:
+    transcript = load_transcript(CLAUDE / "sidechain.jsonl")
+    assert ids(transcript.messages) == ["m1", "m2", "m3", "m4"]
+    assert transcript.skipped == {"sidechain": 4}
+    assert "toolu_grep" not in str(transcript.messages)
+
+
+def test_unknown_records_are_counted_and_the_chain_runs_through_them() -> None:
+    transcript = load_transcript(CLAUDE / "unknown_record.jsonl")
+    assert ids(transcript.messages) == ["k1", "k2", "k3"]
+    assert transcript.skipped == {
+        "queue-operation": 1,
+        "progress": 1,
+        "system.local_command": 1,
+        "hologram-projection": 1,
+    }
+
+
+def test_malformed_line_names_its_line() -> None:
+    with pytest.raises(TranscriptError) as caught:
+        load_transcript(CLAUDE / "malformed_line.jsonl")
+    assert caught.value.line_number == 3
+    assert str(caught.value).startswith("malformed_line.jsonl:3: not valid JSON: ")
+    assert caught.value.path.endswith("malformed_line.jsonl")
+
+
+def test_interrupted_tool_use_gets_a_synthesized_result() -> None:
+    transcript = load_transcript(CLAUDE / "interrupted_tool_use.jsonl")
+    validate_history(transcript.messages)
+    placeholder = transcript.messages[2].content[0]
+    assert placeholder == ToolResultContentBlock("toolu_long", "(no result recorded)", True)
+    assert texts(transcript.messages[2]) == ["[Request interrupted by user for tool use]"]
+    # The call still running at the end of the log stays pending.
+    assert transcript.messages[-1].tool_use_ids() == ("toolu_fast",)
+    with pytest.raises(HistoryError):
+        validate_history(transcript.messages, allow_pending_tool_use=False)
+
+
+def test_partial_last_line_is_left_unread() -> None:
+    transcript = load_transcript(CLAUDE / "partial_last_line.jsonl")
+    assert ids(transcript.messages) == ["q1", "q2"]
+    assert transcript.line_count == 2
+    assert transcript.warnings == ["line 3: incomplete last line ignored"]
+
+
+def test_image_in_user_content_becomes_a_placeholder(tmp_path: Path) -> None:
+    # rewound_branch's abandoned u2 carries an image; put it on the active branch.
+    lines = (CLAUDE / "rewound_branch.jsonl").read_text().splitlines()[:4]
+    path = tmp_path / "image.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    transcript = load_transcript(path)
+    assert texts(transcript.messages[-1]) == ["Now one about stones.", "[image]"]
+
+
+# --- Codex ----------------------------------------------------------------------------------
+
+
+def test_codex_rollout_with_every_item_type() -> None:
+    transcript = load_transcript(CODEX_ROLLOUT)
+    messages = transcript.messages
+    validate_history(messages)
+    assert transcript.format == "codex"
+    assert transcript.session_id == "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
+    assert texts(messages[0]) == ["List the files, then add a README.", "[image]"]
+    ls, bad = messages[1].content
+    assert ls == ToolUseContentBlock(
+        "call_ls", "shell", {"command": ["ls", "-a"], "workdir": "/tmp/proj"}
+    )
+    assert bad == ToolUseContentBlock("call_bad", "shell", {"raw": "{not json"})
+    assert messages[2].tool_result_ids() == ("call_ls", "call_bad")
+    patch = messages[3].content[0]
+    assert isinstance(patch, ToolUseContentBlock) and patch.name == "apply_patch"
+    assert str(patch.input["input"]).startswith("*** Begin Patch")
+    assert messages[5].content[0] == ToolUseContentBlock(
+        "call_cat",
+        "local_shell",
+        {"type": "exec", "command": ["cat", "README.md"], "timeout_ms": 10000},
+    )
+    assert messages[6].content[0] == ToolResultContentBlock(
+        "call_cat", "cat: permission denied", True
+    )
+    assert transcript.agent_compactions == [
+        AgentCompaction(message_index=8, trigger=None, pre_tokens=5420, line_number=26)
+    ]
+    assert messages[8].synthetic and texts(messages[8])[0].startswith("Summary:")
+    # The interrupted pytest call is answered by a placeholder.
+    assert messages[10].content[0] == ToolResultContentBlock(
+        "call_pytest", "(no result recorded)", True
+    )
+    assert "gAAAAABo" not in str(messages)  # encrypted reasoning never surfaces
+    assert transcript.skipped == {
+        "message.developer": 1,
+        "message.user_context": 3,
+        "turn_context": 2,
+        "event_msg.user_message": 1,
+        "reasoning": 1,
+        "event_msg.agent_reasoning": 1,
+        "web_search_call": 1,
+        "event_msg.agent_message": 1,
+        "event_msg.turn_aborted": 1,
+        "ghost_snapshot": 1,
+    }
+    # input_tokens minus cached; the repeated token_count event is recorded once.
+    usage = [
+        (u.message_index, u.input_tokens, u.cache_read_tokens) for u in transcript.recorded_usage
+    ]
+    assert usage == [(1, 904, 4096), (3, 200, 5000), (7, 200, 5200), (11, 900, 0)]
+    assert transcript.line_count == 36
+
+
+def test_parse_arguments() -> None:
+    assert parse_arguments('{"a": 1}') == {"a": 1}
+    assert parse_arguments("[1, 2]") == {"raw": "[1, 2]"}
+    assert parse_arguments("{broken") == {"raw": "{broken"}
+
+
+# --- detection and discovery ----------------------------------------------------------------
+
+
+def test_format_is_detected_from_content_not_name(tmp_path: Path) -> None:
+    shutil.copy(CODEX_ROLLOUT, tmp_path / "session.jsonl")
+    shutil.copy(SHARED / "session_b.jsonl", tmp_path / "rollout-odd.jsonl")
+    assert load_transcript(tmp_path / "session.jsonl").format == "codex"
+    assert load_transcript(tmp_path / "rollout-odd.jsonl").format == "claude-code"
+
+
+def test_unrecognised_format_and_empty_file(tmp_path: Path) -> None:
+    (tmp_path / "other.jsonl").write_text('{"kind": "x"}\n')
+    with pytest.raises(TranscriptError, match=r"other\.jsonl:1: unrecognised"):
+        load_transcript(tmp_path / "other.jsonl")
+    (tmp_path / "broken.jsonl").write_text('{"kind": "x"}\n{"type": "us\n')
+    with pytest.raises(TranscriptError, match=r"broken\.jsonl:2: not valid JSON"):
+        load_transcript(tmp_path / "broken.jsonl")
+    (tmp_path / "empty.jsonl").write_text("")
+    empty = load_transcript(tmp_path / "empty.jsonl")
+    assert (empty.messages, empty.format, empty.session_id) == ([], "claude-code", "empty")
+    with pytest.raises(FileNotFoundError):
+        load_transcript(tmp_path / "missing.jsonl")
+
+
+def test_find_transcripts_newest_first(tmp_path: Path) -> None:
+    for offset, name in enumerate(["a/old.jsonl", "b/c/new.jsonl", "a/mid.jsonl"]):
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("")
+        os.utime(path, (1_000_000 + offset * 10, 1_000_000 + [0, 20, 10][offset] * 10))
+    (tmp_path / "a" / "agent-1234.jsonl").write_text("")
+    (tmp_path / "a" / "notes.txt").write_text("")
+    assert [p.name for p in find_transcripts(tmp_path)] == ["new.jsonl", "mid.jsonl", "old.jsonl"]
+    assert find_transcripts(tmp_path / "missing") == []
+
+
+def test_default_roots(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    home = Path.home()
+    assert default_transcript_roots() == [home / ".claude/projects", home / ".codex/sessions"]
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path))
+    assert default_transcript_roots()[1] == tmp_path / "sessions"
+
+
+# --- tailing --------------------------------------------------------------------------------
+
+
+def test_tail_yields_each_new_message_once(tmp_path: Path) -> None:
+    source = (CLAUDE / "interrupted_tool_use.jsonl").read_bytes().splitlines(keepends=True)
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(b"")
+    tail = TranscriptTail(path)
+    assert not tail.poll().changed
+    seen: list[str] = []
+    with open(path, "ab", buffering=0) as writer:  # a second writer, as the agent would be
+        for index, line in enumerate(source):
+            if index == 3:
+                writer.write(line[:40])  # half a record: nothing to see yet
+                update = tail.poll()
+                assert not update.changed and update.line_count == 3
+                writer.write(line[40:])
+            else:
+                writer.write(line)
+            update = tail.poll()
+            assert not update.reset
+            seen.extend(ids(update.messages))
+            assert len(update.messages) == 1
+    assert seen == ["i1", "i2", "i3", "i4", "i5", "i6"]
+    assert not tail.poll().changed
+    expected = load_transcript(CLAUDE / "interrupted_tool_use.jsonl")
+    assert tail.transcript() == msgspec.structs.replace(expected, path=str(path))
+
+
+def _replay(path: Path, chunks: list[bytes]) -> tuple[TranscriptTail, list[Message]]:
+    """Write `chunks` one per poll, applying the updates as a consumer would."""
+    path.write_bytes(b"")
+    tail = TranscriptTail(path)
+    messages: list[Message] = []
+    with open(path, "ab", buffering=0) as writer:
+        for chunk in chunks:
+            writer.write(chunk)
+            update = tail.poll()
+            messages = list(update.messages) if update.reset else messages + update.messages
+    return tail, messages
+
+
+@pytest.mark.parametrize("source", ALL_FIXTURES, ids=lambda p: p.name)
+def test_tail_in_random_chunks_matches_a_full_load(source: Path, tmp_path: Path) -> None:
+    data = source.read_bytes()
+    rng = random.Random(source.name)
+    chunks, position = [], 0
+    while position < len(data):
+        size = rng.randint(1, 400)
+        chunks.append(data[position : position + size])
+        position += size
+    tail, messages = _replay(tmp_path / source.name, chunks)
+    expected = load_transcript(source)
+    assert messages == expected.messages
+    got = tail.transcript()
+    assert (got.agent_compactions, got.recorded_usage, got.skipped, got.line_count) == (
+        expected.agent_compactions,
+        expected.recorded_usage,
+        expected.skipped,
+        expected.line_count,
+    )
+
+
+def test_tail_resets_when_a_merge_rewrites_a_delivered_message(tmp_path: Path) -> None:
+    lines = (CLAUDE / "split_tool_results.jsonl").read_bytes().splitlines(keepends=True)
+    tail, _ = _replay(tmp_path / "split.jsonl", [b"".join(lines[:3])])
+    with open(tmp_path / "split.jsonl", "ab") as writer:
+        writer.write(lines[3])  # a tool_use for the assistant message already delivered
+    update = tail.poll()
+    assert update.reset
+    assert ids(update.messages) == ["s1", "s3"]
+    assert update.messages[1].tool_use_ids() == ("toolu_a",)
+
+
+def test_tail_resets_on_rewind(tmp_path: Path) -> None:
+    lines = (CLAUDE / "rewound_branch.jsonl").read_bytes().splitlines(keepends=True)
+    tail, messages = _replay(tmp_path / "rewind.jsonl", lines[:6])
+    assert ids(messages) == ["u1", "a1", "u2", "a2"]
+    with open(tmp_path / "rewind.jsonl", "ab") as writer:
+        writer.write(lines[6])
+    update = tail.poll()
+    assert update.reset and ids(update.messages) == ["u1", "a1", "u2b"]
+
+
+def test_tail_resets_when_the_file_is_truncated_or_replaced(tmp_path: Path) -> None:
+    path = tmp_path / "live.jsonl"
+    shutil.copy(SHARED / "session_b.jsonl", path)
+    tail = TranscriptTail(path)
+    assert len(tail.poll().messages) == 3
+    lines = (SHARED / "session_b.jsonl").read_bytes().splitlines(keepends=True)
+    path.write_bytes(lines[0])  # truncated in place
+    update = tail.poll()
+    assert update.reset and len(update.messages) == 1
+    replacement = tmp_path / "new.jsonl"
+    shutil.copy(SHARED / "representative_messages.jsonl", replacement)
+    os.replace(replacement, path)  # replaced by another file, bigger than before
+    update = tail.poll()
+    assert update.reset and len(update.messages) == 11
+    path.unlink()
+    update = tail.poll()
+    assert update.reset and update.messages == []
+
+
+def test_tail_reports_a_malformed_line_every_time(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    shutil.copy(CLAUDE / "malformed_line.jsonl", path)
+    tail = TranscriptTail(path)
+    for _ in range(2):
+        with pytest.raises(TranscriptError, match=r"bad\.jsonl:3"):
+            tail.poll()
+
+
+def test_tail_waits_for_a_file_that_does_not_exist_yet(tmp_path: Path) -> None:
+    path = tmp_path / "later.jsonl"
+    tail = TranscriptTail(path)
+    assert not tail.poll().changed and tail.format is None
+    shutil.copy(CODEX_ROLLOUT, path)
+    assert tail.poll().messages and tail.format == "codex"
+
+
+def test_tail_takes_a_complete_unterminated_line_and_its_late_newline(tmp_path: Path) -> None:
+    path = tmp_path / "live.jsonl"
+    shutil.copy(SHARED / "session_b.jsonl", path)  # ends without a newline
+    tail = TranscriptTail(path)
+    update = tail.poll()
+    assert len(update.messages) == 3 and update.line_count == 3
+    extra = (SHARED / "representative_messages.jsonl").read_bytes().splitlines()[1]
+    with open(path, "ab") as writer:
+        writer.write(b"\n")
+    assert not tail.poll().changed
+    with open(path, "ab") as writer:
+        writer.write(extra + b"\n")
+    update = tail.poll()
+    assert ids(update.messages) == ["msg_002"] and update.line_count == 4
+
+
+def test_boundary_without_summary_yet(tmp_path: Path) -> None:
+    lines = (CLAUDE / "compact_boundary.jsonl").read_bytes().splitlines(keepends=True)
+    path = tmp_path / "cut.jsonl"
+    path.write_bytes(b"".join(lines[:5]))
+    transcript = load_transcript(path)
+    # The chain ends at the last user/assistant record, so a lone boundary is not on it yet.
+    assert (transcript.agent_compactions, transcript.warnings) == ([], [])
+    path.write_bytes(b"".join(lines[:6]))
+    assert load_transcript(path).agent_compactions[0].message_index == 4
+
+
+def test_orphan_tool_result_is_kept_as_text(tmp_path: Path) -> None:
+    # A resumed log can open with the result of a call made in the previous file.
+    lines = (CLAUDE / "split_tool_results.jsonl").read_bytes().splitlines(keepends=True)
+    path = tmp_path / "resumed.jsonl"
+    path.write_bytes(b"".join(lines[6:]))
+    transcript = load_transcript(path)
+    validate_history(transcript.messages)
+    assert texts(transcript.messages[0]) == ["[tool result toolu_a]\nprint('a')"]
+    assert transcript.warnings == ["tool_result 'toolu_a' answers no tool_use; kept as text"]
