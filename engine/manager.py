@@ -230,7 +230,12 @@ class SessionManager:
                 f"${self.config.compaction_max_cost_per_session_usd}); compacting anyway "
                 "at the hard cap",
             )
-        return await self._summarize_and_commit(plan, span, turn_id, trigger, None)
+        try:
+            return await self._summarize_and_commit(plan, span, turn_id, trigger, None)
+        except SpanChanged:
+            # Another process (the app's "compact now") committed first: take its result.
+            self.sync()
+            return CompactionOutcome(status="skipped", plan=self.plan())
 
     # -- manual compaction ---------------------------------------------------------------------
 
