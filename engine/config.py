@@ -7,6 +7,7 @@ from decimal import Decimal, InvalidOperation
 import msgspec
 
 from engine.errors import ConfigError
+from engine.summarizers.pricing import price_for
 from engine.summarizers.prompt import COMPACTION_SUMMARY_PROMPT_VERSION
 
 KNOWN_MODEL_PREFIXES = ("anthropic:", "local:")
@@ -49,6 +50,12 @@ class CompactionConfig(msgspec.Struct, frozen=True, kw_only=True):
             )
         if model.endswith(":"):
             raise ConfigError("compaction_model", f"{model!r} names no model after the prefix")
+        if model.startswith("anthropic:"):
+            # An unpriced model would otherwise fail at the first compaction, mid-turn.
+            try:
+                price_for(model)
+            except KeyError as error:
+                raise ConfigError("compaction_model", str(error.args[0])) from None
         budget = self.compaction_max_cost_per_session_usd
         if not isinstance(budget, Decimal) or not budget.is_finite() or budget < 0:
             raise ConfigError(

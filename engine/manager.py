@@ -17,6 +17,7 @@ from typing import Literal, Protocol
 from engine.cache import CacheRow, CompactionCache
 from engine.cache_key import compute_cache_key
 from engine.config import CompactionConfig
+from engine.errors import ConfigError
 from engine.events import (
     CompactionCompleted,
     CompactionEvent,
@@ -44,7 +45,7 @@ from engine.span import (
     plan_span,
     plan_truncation,
 )
-from engine.splice import splice, summary_message, truncation_notice
+from engine.splice import bridge, splice, summary_message, truncation_notice
 from engine.summarizers import Summarizer, SummarizerError, SummaryRequest, make_summarizer
 from engine.tokens import TokenCounter, estimate_message_tokens
 from engine.trigger import TriggerAction, decide_trigger
@@ -126,9 +127,9 @@ class SessionManager:
             counter=token_counter or estimate_message_tokens,
         )
         if summarizer is not None and summarizer.name != compaction_model:
-            raise ValueError(
-                f"compaction_model: the summarizer given serves {summarizer.name!r}, "
-                f"not {compaction_model!r}"
+            raise ConfigError(
+                "compaction_model",
+                f"the summarizer given serves {summarizer.name!r}, not {compaction_model!r}",
             )
         self._summarizer = summarizer
         if cache is None and workspace is not None:
@@ -203,10 +204,11 @@ class SessionManager:
         forced = decision.action is TriggerAction.FORCED
         trigger: Trigger = "hard_cap" if forced else "threshold"
         if plan.span is None:
-            # §3.3: no tool-cycle boundary in the candidate range.
-            self._failed(turn_id, plan.floor, 0, "no_valid_boundary")
+            # §3.3: no tool-cycle boundary in the candidate range. One failed event per turn:
+            # at the hard cap _truncate emits it, with truncated_message_count.
             if forced:
                 return self._truncate(plan, turn_id, "no_valid_boundary")
+            self._failed(turn_id, plan.floor, 0, "no_valid_boundary")
             return CompactionOutcome(status="failed", plan=plan, failure_mode="no_valid_boundary")
         span = plan.span
         self._emit(
@@ -379,6 +381,9 @@ class SessionManager:
         try:
             prepared = await self._prepare(span, instructions, trigger)
         except SummarizerError as error:
+            if plan.decision.action is TriggerAction.FORCED:
+                # §3.4; _truncate emits the one failed event, with truncated_message_count.
+                return self._truncate(plan, turn_id, "adapter_error", error)
             self._failed(
                 turn_id,
                 span.start,
@@ -387,8 +392,6 @@ class SessionManager:
                 error_class=error.error_class.value,
                 error_message=str(error),
             )
-            if plan.decision.action is TriggerAction.FORCED:
-                return self._truncate(plan, turn_id, "adapter_error", error)  # §3.4
             # §3.4: below the hard cap a failure only skips this turn; the next turn retries.
             return CompactionOutcome(
                 status="failed",
@@ -404,7 +407,7 @@ class SessionManager:
     ) -> CompactionOutcome:
         span = prepared.span
         if not prepared.summary.strip():
-            return self._validation_failed(plan, turn_id, span, "the summary is empty")
+            return self._validation_failed(plan, turn_id, span, "the summary is empty", prepared)
         message = summary_message(
             model=prepared.model,
             watermark_before=span.start,
@@ -415,7 +418,7 @@ class SessionManager:
         try:
             spliced, replacement = splice(self.history, span.start, span.watermark, message)
         except HistoryError as error:
-            return self._validation_failed(plan, turn_id, span, str(error))
+            return self._validation_failed(plan, turn_id, span, str(error), prepared)
         record = CompactionRecord(
             kind="summary",
             turn_id=turn_id,
@@ -478,14 +481,37 @@ class SessionManager:
         turn_id: str,
         cause: FailureMode,
         error: SummarizerError | None = None,
+        detail: str | None = None,
     ) -> CompactionOutcome:
         """§3.4: drop the oldest non-preserved messages on a tool-cycle boundary until pending
-        tokens are under the hard cap, and say how many went."""
+        tokens are under the hard cap, and say how many went. Emits the turn's failed event."""
         preserve = self.config.compaction_preserve_recent_turns
-        cut = plan_truncation(self.history, preserve, self.config.compaction_hard_cap_tokens)
+        history = self.history
+
+        def replacement_tokens(start: int, end: int) -> int:
+            # The notice and its fillers are pending tokens too: count them, or the cut can land
+            # the session back on the hard cap.
+            notice = truncation_notice(end - start)
+            bridged = bridge(history.role_before(start), notice, history.role_at(end))
+            return sum(history.counter(message) for message in bridged)
+
+        cut = plan_truncation(
+            history,
+            preserve,
+            self.config.compaction_hard_cap_tokens,
+            replacement_tokens=replacement_tokens,
+        )
         error_class = error.error_class.value if error else None
-        error_message = redact(str(error)) if error else None
+        error_message = redact(str(error)) if error else (redact(detail) if detail else None)
         if cut is None:
+            self._failed(
+                turn_id,
+                plan.floor,
+                plan.span.span_message_count if plan.span else 0,
+                cause,
+                error_class=error_class,
+                error_message=error_message,
+            )
             return CompactionOutcome(
                 status="failed",
                 plan=plan,
@@ -533,9 +559,18 @@ class SessionManager:
         )
 
     def _validation_failed(
-        self, plan: TurnPlan, turn_id: str, span: SpanPlan, detail: str
+        self,
+        plan: TurnPlan,
+        turn_id: str,
+        span: SpanPlan,
+        detail: str,
+        prepared: PreparedCompaction,
     ) -> CompactionOutcome:
         # §4.4: a result that would not validate is refused and the history stays as it was.
+        if prepared.trigger == "hard_cap":
+            # §3.1 step 2 / §3.4: at the hard cap the session degrades to truncation; keeping it
+            # there would force another (billed, budget-exempt) call every turn.
+            return self._truncate(plan, turn_id, "validation_failed", detail=detail)
         self._failed(
             turn_id, span.start, span.span_message_count, "validation_failed", error_message=detail
         )
@@ -599,6 +634,10 @@ def plan_turn(history: History, config: CompactionConfig, spent_usd: Decimal) ->
         # tool cycle) is over the threshold by itself, a soft compaction would fire every turn.
         irreducible = pending - span.span_tokens
         reducible = irreducible < config.compaction_threshold_tokens
+    elif has_compactable_messages(history, preserve):
+        # §3.3: a candidate range with no tool-cycle boundary is reported as no_valid_boundary
+        # when the trigger fires (an event, no call), not hidden as not reducible.
+        reducible = True
     decision = decide_trigger(pending, config, spent_usd, reducible=reducible)
     return TurnPlan(
         decision=decision,

@@ -107,6 +107,13 @@ def validate_message(message: Message, index: int = 0) -> None:
     ids = message.tool_use_ids()
     if len(set(ids)) != len(ids):
         raise HistoryError(index, "duplicate_tool_use_id", "a tool_use id appears twice")
+    results = message.tool_result_ids()
+    if len(set(results)) != len(results):
+        # The Messages API refuses a tool_use answered twice ("each tool_use must have a single
+        # result"), so such a history could never be sent.
+        raise HistoryError(
+            index, "duplicate_tool_result_id", "two tool_result blocks answer the same tool_use"
+        )
 
 
 def validate_history(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import msgspec
 
 from engine.history import History
@@ -85,18 +87,25 @@ class TruncationPlan(msgspec.Struct, frozen=True):
 
 
 def plan_truncation(
-    history: History, preserve_recent_turns: int, hard_cap_tokens: int
+    history: History,
+    preserve_recent_turns: int,
+    hard_cap_tokens: int,
+    *,
+    replacement_tokens: Callable[[int, int], int] | None = None,
 ) -> TruncationPlan | None:
     """§3.4: the fewest oldest non-preserved messages, cut on a tool-cycle boundary, whose removal
     brings pending tokens under the hard cap. Summaries are messages too and go oldest first.
+    `replacement_tokens(start, end)` counts what will stand in the cut's place (the truncation
+    notice and its fillers): those are pending tokens too, and `pending_after` includes them.
     None when even dropping everything droppable cannot get there on a boundary."""
     start = history.stable_prefix_end
     limit = max(start, len(history) - preserve_recent_turns)
     pending = pending_history_tokens(history, preserve_recent_turns)
     for end in range(start + 1, limit + 1):
-        if pending - history.range_tokens(start, end) < hard_cap_tokens and (
-            is_tool_cycle_boundary(history, end)
-        ):
-            dropped = history.range_tokens(start, end)
-            return TruncationPlan(start, end, dropped, pending - dropped)
+        dropped = history.range_tokens(start, end)
+        if pending - dropped >= hard_cap_tokens or not is_tool_cycle_boundary(history, end):
+            continue
+        after = pending - dropped + (replacement_tokens(start, end) if replacement_tokens else 0)
+        if after < hard_cap_tokens:
+            return TruncationPlan(start, end, dropped, after)
     return None

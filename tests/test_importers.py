@@ -1,4 +1,4 @@
-"""Transcript importers: the shared real Claude Code logs, our own edge-case fixtures, and tailing."""
+"""Transcript importers: the shared real Claude Code logs, our own edge cases, and tailing."""
 
 from __future__ import annotations
 

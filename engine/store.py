@@ -1,0 +1,388 @@
+"""The live session store: `<workspace>/.metis/sessions.sqlite`, shared by metis dev and the app.
+
+DESIGN "The session store": a compaction commits in one `BEGIN IMMEDIATE` transaction that first
+checks the span is still exactly what was summarized; later messages are never touched or lost;
+the originals are archived, not deleted; a reader in another process sees each commit whole or
+not at all (WAL); a process killed at any instant leaves a store that opens and validates.
+`SessionStore` implements `engine.manager.SessionPersistence`; docs/store-api.md is the contract,
+docs/store-schema.md the tables.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from engine import store_sql
+from engine.cache import CompactionCache
+from engine.config import CompactionConfig
+from engine.events import CompactionEvent, encode_event, event_type
+from engine.history import History
+from engine.manager import SessionManager
+from engine.messages import HistoryError, Message
+from engine.outcomes import CompactionRecord, SessionSnapshot
+from engine.store_rows import (
+    COMPACTION_COLUMNS,
+    EVENT_COLUMNS,
+    MESSAGE_COLUMNS,
+    SESSION_COLUMNS,
+    SessionInfo,
+    StoredCompaction,
+    StoredEvent,
+    StoredMessage,
+    UndoRefused,
+    UnknownSession,
+    encode_config,
+    session_info,
+    stored_compaction,
+    stored_event,
+    stored_message,
+)
+from engine.store_schema import (
+    SCHEMA_VERSION,
+    STORE_DIR,
+    StoreError,
+    connect,
+    describe_sqlite_error,
+    store_path,
+)
+from engine.summarizers import Summarizer
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "SessionInfo",
+    "SessionStore",
+    "StoreError",
+    "StoredCompaction",
+    "StoredEvent",
+    "StoredMessage",
+    "UndoRefused",
+    "UnknownSession",
+    "store_path",
+]
+
+CACHE_FILE = "compaction-cache.sqlite"
+_MANAGER_PASSTHROUGH = ("bus", "token_counter", "clock", "cache")
+_NO_END = 2**62
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class SessionStore:
+    """One connection behind an RLock: safe to share between threads (the app's workers)."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path, workspace: Path) -> None:
+        self._conn = conn
+        self.path = path
+        self.workspace = workspace
+        self._lock = threading.RLock()
+        self._clock: Callable[[], int] = _now_ms
+        # The spend total each session's manager holds, as this store last saw it: spend is
+        # written as the difference from it, so two processes charging one session add up (§4).
+        self._spend_seen: dict[str, Decimal] = {}
+        # Test-only: called at named points inside a compaction's transaction (kill -9 tests).
+        self._fault_hook: Callable[[str], None] = lambda point: None
+
+    @classmethod
+    def open(cls, workspace: Path, *, create: bool = False) -> SessionStore:
+        """create=False: a missing workspace or store is a StoreError, and nothing is written."""
+        workspace = Path(workspace)
+        if not workspace.is_dir():
+            raise StoreError(f"workspace {workspace} does not exist or is not a folder")
+        path = store_path(workspace)
+        return cls(connect(path, create=create), path, workspace)
+
+    @property
+    def cache_path(self) -> Path:
+        return self.workspace / STORE_DIR / CACHE_FILE
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> SessionStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- transactions --------------------------------------------------------------------------
+
+    @contextmanager
+    def _txn(self, begin: str) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            conn = self._conn
+            try:
+                conn.execute(begin)
+                try:
+                    yield conn
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise StoreError(describe_sqlite_error(self.path, exc)) from None
+
+    def _read(self) -> AbstractContextManager[sqlite3.Connection]:
+        """A short read transaction: one consistent view, released at once (a long one stalls
+        checkpoints and the WAL grows: DESIGN "Known pitfalls")."""
+        return self._txn("BEGIN")
+
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self._txn("BEGIN IMMEDIATE")
+
+    def _session(self, conn: sqlite3.Connection, session_id: str) -> SessionInfo:
+        return store_sql.session_row(conn, self.path, session_id)
+
+    # -- sessions ------------------------------------------------------------------------------
+
+    def create_session(
+        self,
+        session_id: str,
+        *,
+        config: CompactionConfig = CompactionConfig(),  # noqa: B008 - frozen, so shared safely
+        stable_prefix_end: int = 0,
+        title: str = "",
+    ) -> SessionInfo:
+        now = self._clock()
+        with self._write() as conn:
+            exists = conn.execute("SELECT 1 FROM sessions WHERE session_id = ?", (session_id,))
+            if exists.fetchone():
+                raise StoreError(f"session {session_id!r} already exists in {self.path}")
+            conn.execute(
+                "INSERT INTO sessions (session_id, title, created_at_ms, updated_at_ms, "
+                "stable_prefix_end, config) VALUES (?, ?, ?, ?, ?, ?)",
+                (session_id, title, now, now, stable_prefix_end, encode_config(config)),
+            )
+            info = self._session(conn, session_id)
+        self._spend_seen[session_id] = Decimal(0)
+        return info
+
+    def update_config(self, session_id: str, config: CompactionConfig) -> SessionInfo:
+        """Save new §11 knobs for a session (what `status` and the next `manager()` use)."""
+        with self._write() as conn:
+            self._session(conn, session_id)
+            conn.execute(
+                "UPDATE sessions SET config = ?, updated_at_ms = ? WHERE session_id = ?",
+                (encode_config(config), self._clock(), session_id),
+            )
+            return self._session(conn, session_id)
+
+    def list_sessions(self) -> list[SessionInfo]:
+        with self._read() as conn:
+            rows = conn.execute(
+                f"SELECT {SESSION_COLUMNS} FROM sessions s ORDER BY s.created_at_ms, s.session_id"
+            ).fetchall()
+        return [session_info(row) for row in rows]
+
+    def session_info(self, session_id: str) -> SessionInfo:
+        with self._read() as conn:
+            return self._session(conn, session_id)
+
+    def snapshot(self, session_id: str) -> SessionSnapshot:
+        with self._read() as conn:
+            return store_sql.read_snapshot(conn, self._session(conn, session_id))
+
+    def manager(
+        self, session_id: str, *, summarizer: Summarizer | None = None, **knob_overrides: Any
+    ) -> SessionManager:
+        """A SessionManager over the session as stored now (history, token counts, knobs, spend,
+        revision), persisting here and caching in <workspace>/.metis/. Overrides are §11 knobs
+        (not saved: see update_config) or `bus`, `token_counter`, `clock`, `cache`."""
+        passthrough = {
+            k: knob_overrides.pop(k) for k in _MANAGER_PASSTHROUGH if k in knob_overrides
+        }
+        with self._read() as conn:
+            info = self._session(conn, session_id)
+            try:  # what SessionManager's constructor checks, done on the stored columns
+                snapshot = store_sql.read_snapshot(conn, info, validate=True)
+            except HistoryError as error:
+                raise StoreError(f"session {session_id!r} in {self.path}: {error}") from None
+        knobs = {name: getattr(info.config, name) for name in info.config.__struct_fields__}
+        unknown = sorted(set(knob_overrides) - set(knobs))
+        if unknown:
+            raise TypeError(f"manager(): unknown knob {unknown[0]!r}")
+        knobs.update(knob_overrides)
+        if "cache" not in passthrough:
+            passthrough["cache"] = CompactionCache(
+                self.cache_path, max_rows=knobs["compaction_cache_max_rows"]
+            )
+        manager = SessionManager(
+            session_id=session_id,
+            summarizer=summarizer,
+            persistence=self,
+            spent_usd=snapshot.spent_usd,
+            revision=snapshot.revision,
+            **knobs,
+            **passthrough,
+        )
+        # The stored counts, not re-estimated ones: they may be the adapter's own (§3.1).
+        manager.history = History(
+            snapshot.messages,
+            stable_prefix_end=snapshot.stable_prefix_end,
+            counter=manager.history.counter,
+            tokens=snapshot.tokens,
+        )
+        self._spend_seen[session_id] = snapshot.spent_usd
+        return manager
+
+    # -- SessionPersistence --------------------------------------------------------------------
+
+    def append_message(self, session_id: str, message: Message, tokens: int) -> None:
+        """Append at the end of the active history; it must follow the last message there."""
+        with self._write() as conn:
+            store_sql.append(conn, self._session(conn, session_id), message, tokens, self._clock())
+
+    def commit_replacement(
+        self,
+        session_id: str,
+        start: int,
+        span_ids: Sequence[str],
+        replacement: Sequence[Message],
+        replacement_tokens: Sequence[int],
+        record: CompactionRecord,
+        spent_usd: Decimal,
+    ) -> int:
+        """Archive messages[start:start+len(span_ids)] and put `replacement` in their place, in one
+        transaction; SpanChanged (nothing written) when the span is not exactly as summarized.
+        Returns the session's new revision."""
+        if len(replacement) != len(replacement_tokens) or not replacement:
+            raise ValueError("replacement needs at least one message and one count per message")
+        with self._write() as conn:
+            info = self._session(conn, session_id)
+            revision = store_sql.replace_span(
+                conn, info, start, span_ids, replacement, replacement_tokens, record,
+                self._clock(), self._fault_hook,
+            )  # fmt: skip
+            self._write_spend(conn, info, spent_usd)
+            self._fault_hook("before_commit")
+        self._fault_hook("committed")
+        self._spend_seen[session_id] = spent_usd
+        return revision
+
+    def record_event(self, session_id: str, event: CompactionEvent) -> None:
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO events (session_id, event_type, body, created_at_ms) "
+                "VALUES (?, ?, ?, ?)",
+                (session_id, event_type(event), encode_event(event).decode(), self._clock()),
+            )
+
+    def record_spend(self, session_id: str, spent_usd: Decimal) -> None:
+        with self._write() as conn:
+            self._write_spend(conn, self._session(conn, session_id), spent_usd)
+        self._spend_seen[session_id] = spent_usd
+
+    def snapshot_if_changed(self, session_id: str, revision: int) -> SessionSnapshot | None:
+        """O(1) when nothing changed (it runs at the start of every turn, via manager.sync);
+        a snapshot after another process's compaction, undo or spend."""
+        with self._read() as conn:
+            info = self._session(conn, session_id)
+            seen = self._spend_seen.get(session_id)
+            if info.revision == revision and (seen is None or seen == info.spent_usd):
+                return None
+            snapshot = store_sql.read_snapshot(conn, info)
+        self._spend_seen[session_id] = snapshot.spent_usd
+        return snapshot
+
+    def _write_spend(self, conn: sqlite3.Connection, info: SessionInfo, total: Decimal) -> None:
+        seen = self._spend_seen.get(info.session_id)
+        # A manager built by hand (never loaded through this store): its total is taken as is.
+        spent = total if seen is None else info.spent_usd + (total - seen)
+        conn.execute(
+            "UPDATE sessions SET spent_usd = ? WHERE session_id = ?", (str(spent), info.session_id)
+        )
+
+    # -- undo ----------------------------------------------------------------------------------
+
+    def undo_latest_compaction(self, session_id: str) -> StoredCompaction:
+        """Revert the latest compaction still in effect (UndoRefused(reason) when there is none)."""
+        return self.undo_compaction(session_id, None)
+
+    def undo_compaction(self, session_id: str, compaction_id: int | None) -> StoredCompaction:
+        """Put a compaction's archived originals back in place of its summary, in one
+        transaction. UndoRefused when a later compaction still in effect was made on top of it."""
+        with self._write() as conn:
+            row = store_sql.undo(
+                conn, self._session(conn, session_id), compaction_id, self._clock()
+            )
+        return stored_compaction(row)
+
+    # -- reading for the app and the CLI (each O(rows returned)) -----------------------------
+
+    def messages_after(
+        self, session_id: str, seq: int, limit: int = 10_000, *, include_replacements: bool = False
+    ) -> list[StoredMessage]:
+        """Messages appended after `seq`, in seq order; with `include_replacements` also the
+        summaries and fillers compactions inserted."""
+        extra = "" if include_replacements else " AND introduced_by IS NULL"
+        with self._read() as conn:
+            self._session(conn, session_id)
+            rows = conn.execute(
+                f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND seq > ?{extra} "
+                "ORDER BY seq LIMIT ?",
+                (session_id, seq, limit),
+            ).fetchall()
+        return [stored_message(row) for row in rows]
+
+    def active_messages(
+        self, session_id: str, start: int = 0, end: int | None = None
+    ) -> list[StoredMessage]:
+        with self._read() as conn:
+            self._session(conn, session_id)
+            rows = conn.execute(
+                f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND position >= ? "
+                "AND position < ? ORDER BY position",
+                (session_id, start, _NO_END if end is None else end),
+            ).fetchall()
+        return [stored_message(row) for row in rows]
+
+    def compactions(self, session_id: str) -> list[StoredCompaction]:
+        with self._read() as conn:
+            self._session(conn, session_id)
+            rows = conn.execute(
+                f"SELECT {COMPACTION_COLUMNS} FROM compactions WHERE session_id = ? "
+                "ORDER BY compaction_id",
+                (session_id,),
+            ).fetchall()
+        return [stored_compaction(row) for row in rows]
+
+    def archived_messages(self, compaction_id: int) -> list[StoredMessage]:
+        """The originals a compaction replaced, in their order ([] once it is undone)."""
+        with self._read() as conn:
+            rows = conn.execute(
+                f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE compaction_id = ? "
+                "ORDER BY archived_position",
+                (compaction_id,),
+            ).fetchall()
+        return [stored_message(row) for row in rows]
+
+    def events(
+        self, session_id: str | None = None, after_id: int = 0, limit: int = 1000
+    ) -> list[StoredEvent]:
+        where, params = "event_id > ?", [after_id]
+        if session_id is not None:
+            where, params = "session_id = ? AND event_id > ?", [session_id, after_id]
+        with self._read() as conn:
+            rows = conn.execute(
+                f"SELECT {EVENT_COLUMNS} FROM events WHERE {where} ORDER BY event_id LIMIT ?",
+                (*params, limit),
+            ).fetchall()
+        return [stored_event(row) for row in rows]
+
+    def data_version(self) -> int:
+        """PRAGMA data_version: changes when another connection commits (a cheap "anything?")."""
+        with self._lock:
+            try:
+                return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+            except sqlite3.Error as exc:
+                raise StoreError(describe_sqlite_error(self.path, exc)) from None

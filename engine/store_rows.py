@@ -1,0 +1,137 @@
+"""What the session store returns, and the SQL that reads it: shared by SessionStore and the tailer.
+
+Each struct is a row as a reader needs it; the column lists below are the one place their order
+is written down, so a SELECT and its decoder can never disagree.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from decimal import Decimal
+from typing import Any
+
+import msgspec
+
+from engine.config import CompactionConfig
+from engine.events import CompactionEvent, decode_event
+from engine.messages import Message, decode_message
+from engine.outcomes import CompactionRecord
+from engine.store_schema import StoreError
+
+
+class UnknownSession(StoreError):
+    """No session with that id; the message names the known ones (the first few)."""
+
+
+class UndoRefused(StoreError):
+    """An undo that cannot be done; `reason` says why (nothing to undo, a later compaction)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class SessionInfo(msgspec.Struct, frozen=True):
+    session_id: str
+    title: str
+    created_at_ms: int
+    updated_at_ms: int
+    stable_prefix_end: int
+    message_count: int  # active messages
+    total_tokens: int  # their tokens
+    spent_usd: Decimal  # compaction spend so far (§4: apart from the session's primary spend)
+    revision: int  # compactions and undos committed
+    config: CompactionConfig
+    last_seq: int  # highest message seq of the session (0: none)
+    watermark: int = 0  # first compactable index: just past the last summary (History.floor)
+
+
+class StoredMessage(msgspec.Struct, frozen=True):
+    seq: int  # global, monotonic, never reused: the tail cursor
+    position: int | None  # index in the active history; None once archived
+    message: Message
+    tokens: int
+    compaction_id: int | None  # the compaction that archived it
+    introduced_by: int | None = None  # the compaction that inserted it (a summary, a filler)
+
+
+class StoredCompaction(msgspec.Struct, frozen=True):
+    compaction_id: int
+    session_id: str
+    revision: int  # the session's revision once this compaction committed
+    record: CompactionRecord
+    undone: bool
+    created_at_ms: int
+
+
+class StoredEvent(msgspec.Struct, frozen=True):
+    event_id: int
+    session_id: str
+    event_type: str
+    event: CompactionEvent
+    created_at_ms: int
+
+
+SESSION_COLUMNS = (
+    "s.session_id, s.title, s.created_at_ms, s.updated_at_ms, s.stable_prefix_end, "
+    "s.message_count, s.total_tokens, s.spent_usd, s.revision, s.config, "
+    "(SELECT coalesce(max(m.seq), 0) FROM messages m WHERE m.session_id = s.session_id), "
+    "s.watermark"
+)
+MESSAGE_COLUMNS = "seq, position, body, tokens, compaction_id, introduced_by"
+COMPACTION_COLUMNS = "compaction_id, session_id, revision, record, undone, created_at_ms"
+EVENT_COLUMNS = "event_id, session_id, event_type, body, created_at_ms"
+
+_config_decoder = msgspec.json.Decoder(CompactionConfig)
+_record_decoder = msgspec.json.Decoder(CompactionRecord)
+_json = msgspec.json.Encoder()
+
+
+def encode_config(config: CompactionConfig) -> str:
+    return _json.encode(config).decode()
+
+
+def encode_record(record: CompactionRecord) -> str:
+    return _json.encode(record).decode()
+
+
+def encode_ids(ids: tuple[str, ...]) -> str:
+    return _json.encode(ids).decode()
+
+
+def session_info(row: tuple[Any, ...] | sqlite3.Row) -> SessionInfo:
+    try:
+        config = _config_decoder.decode(row[9])
+    except msgspec.MsgspecError as exc:
+        raise StoreError(f"session {row[0]!r} has an unreadable config ({exc})") from None
+    return SessionInfo(
+        row[0], row[1], row[2], row[3], row[4], row[5], row[6], Decimal(row[7]), row[8], config,
+        row[10], row[11],
+    )  # fmt: skip
+
+
+def stored_message(row: tuple[Any, ...] | sqlite3.Row) -> StoredMessage:
+    return StoredMessage(row[0], row[1], body_message(row[0], row[2]), row[3], row[4], row[5])
+
+
+def body_message(seq: int, body: bytes) -> Message:
+    try:
+        return decode_message(body)
+    except msgspec.MsgspecError as exc:
+        raise StoreError(f"message seq {seq} has an undecodable body ({exc})") from None
+
+
+def stored_compaction(row: tuple[Any, ...] | sqlite3.Row) -> StoredCompaction:
+    try:
+        record = _record_decoder.decode(row[3])
+    except msgspec.MsgspecError as exc:
+        raise StoreError(f"compaction {row[0]} has an unreadable record ({exc})") from None
+    return StoredCompaction(row[0], row[1], row[2], record, bool(row[4]), row[5])
+
+
+def stored_event(row: tuple[Any, ...] | sqlite3.Row) -> StoredEvent:
+    try:
+        event = decode_event(row[3] if isinstance(row[3], bytes) else row[3].encode())
+    except msgspec.MsgspecError as exc:
+        raise StoreError(f"event {row[0]} has an unreadable body ({exc})") from None
+    return StoredEvent(row[0], row[1], row[2], event, row[4])

@@ -1,0 +1,315 @@
+"""The session store's writes, as functions over a connection inside the caller's transaction.
+
+SessionStore owns the transactions (one `BEGIN IMMEDIATE` each) and the spend bookkeeping; this
+module is what each transaction does to the tables, so the rules of the active history (positions
+0..n-1, the UNIQUE index, the watermark) live in one place.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from engine.messages import HistoryError, Message, encode_message, validate_history
+from engine.outcomes import CompactionRecord, SessionSnapshot, SpanChanged
+from engine.store_rows import (
+    COMPACTION_COLUMNS,
+    SESSION_COLUMNS,
+    SessionInfo,
+    UndoRefused,
+    UnknownSession,
+    body_message,
+    encode_ids,
+    encode_record,
+    session_info,
+)
+from engine.store_schema import StoreError
+
+Hook = Callable[[str], None]
+
+_SQL_INSERT = (
+    "INSERT INTO messages (session_id, position, role, tokens, tool_use_ids, tool_result_ids, "
+    "synthetic, message_id, body, introduced_by, created_at_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+)
+_SQL_COUNTS = (
+    "UPDATE sessions SET message_count = message_count + ?, total_tokens = total_tokens + ?, "
+    "revision = revision + ?, updated_at_ms = ? WHERE session_id = ?"
+)
+_SQL_TOKENS = "SELECT count(*), coalesce(sum(tokens), 0) FROM messages WHERE "
+
+
+def session_row(conn: sqlite3.Connection, path: Path, session_id: str) -> SessionInfo:
+    row = conn.execute(
+        f"SELECT {SESSION_COLUMNS} FROM sessions s WHERE s.session_id = ?", (session_id,)
+    ).fetchone()
+    if row is None:
+        known = [r[0] for r in conn.execute("SELECT session_id FROM sessions LIMIT 6")]
+        listed = ", ".join(known[:5]) + (", …" if len(known) > 5 else "")
+        raise UnknownSession(f"no session {session_id!r} in {path} (known: {listed or 'none'})")
+    return session_info(row)
+
+
+def read_snapshot(
+    conn: sqlite3.Connection, info: SessionInfo, *, validate: bool = False
+) -> SessionSnapshot:
+    """The active history. With `validate`, HistoryError if it breaks a canonical-message rule
+    (a store written by another program): checked on the stored columns, O(n) without
+    re-deriving tool ids from every message, and only a suspect history goes to the full
+    validate_history, which names the message and the rule."""
+    rows = conn.execute(
+        "SELECT seq, body, tokens, role, tool_use_ids, tool_result_ids FROM messages "
+        "WHERE session_id = ? AND position IS NOT NULL ORDER BY position",
+        (info.session_id,),
+    ).fetchall()
+    messages = [body_message(row[0], row[1]) for row in rows]
+    if validate and not _columns_valid(rows, messages):
+        validate_history(messages)  # raises, naming the first message that breaks a rule
+    return SessionSnapshot(
+        session_id=info.session_id,
+        messages=messages,
+        tokens=[row[2] for row in rows],
+        # A prefix declared before its messages arrived counts only what exists.
+        stable_prefix_end=min(info.stable_prefix_end, len(rows)),
+        spent_usd=info.spent_usd,
+        revision=info.revision,
+    )
+
+
+_NO_IDS = "[]"
+_ids_decoder = msgspec.json.Decoder(list[str])
+
+
+def _columns_valid(rows: list[Any], messages: list[Message]) -> bool:
+    """validate_history's rules (alternation, tool_use/tool_result roles and pairing, no empty
+    message, no duplicate id) on the columns written beside each body. False: look closer."""
+    previous_role, expected = None, _NO_IDS
+    for row, message in zip(rows, messages, strict=True):
+        role, uses, results = row[3], row[4], row[5]
+        if not message.content or role == previous_role or role != message.role.value:
+            return False
+        if (uses != _NO_IDS and role != "assistant") or (results != _NO_IDS and role != "user"):
+            return False
+        if expected != results:  # the common case (no tools, or ids in the same order) is ==
+            wanted, answered = _ids_decoder.decode(expected), _ids_decoder.decode(results)
+            if set(wanted) != set(answered) or len(set(answered)) != len(answered):
+                return False
+        if uses != _NO_IDS and len(set(_ids_decoder.decode(uses))) != len(
+            _ids_decoder.decode(uses)
+        ):
+            return False
+        previous_role, expected = role, uses
+    return True
+
+
+def message_at(conn: sqlite3.Connection, session_id: str, position: int) -> Message | None:
+    if position < 0:
+        return None
+    row = conn.execute(
+        "SELECT seq, body FROM messages WHERE session_id = ? AND position = ?",
+        (session_id, position),
+    ).fetchone()
+    return body_message(row[0], row[1]) if row else None
+
+
+def insert_message(
+    conn: sqlite3.Connection,
+    session_id: str,
+    position: int,
+    message: Message,
+    tokens: int,
+    introduced_by: int | None,
+    now: int,
+) -> None:
+    # Text is untrusted: it goes verbatim into the msgpack body and is never interpreted.
+    values = (
+        session_id, position, message.role.value, tokens, encode_ids(message.tool_use_ids()),
+        encode_ids(message.tool_result_ids()), int(message.synthetic), message.id,
+        encode_message(message), introduced_by, now,
+    )  # fmt: skip
+    conn.execute(_SQL_INSERT, values)
+
+
+def shift_positions(
+    conn: sqlite3.Connection, session_id: str, from_position: int, delta: int
+) -> None:
+    """Move active positions >= from_position by delta. SQLite checks the UNIQUE index row by
+    row, in no set order, so the rows pass through negative positions (never taken) first."""
+    if delta == 0:
+        return
+    conn.execute(
+        "UPDATE messages SET position = -1 - (position + ?) WHERE session_id = ? AND position >= ?",
+        (delta, session_id, from_position),
+    )
+    conn.execute(
+        "UPDATE messages SET position = -1 - position WHERE session_id = ? AND position < 0",
+        (session_id,),
+    )
+
+
+def refresh_watermark(conn: sqlite3.Connection, session_id: str) -> None:
+    """History.floor, stored: just past the last synthetic message, never below the prefix
+    (§3.2: a summary is never re-compacted in v1). O(log n) through messages_synthetic."""
+    conn.execute(
+        "UPDATE sessions SET watermark = max(min(stable_prefix_end, message_count), "
+        "coalesce((SELECT max(position) + 1 FROM messages WHERE session_id = ?1 "
+        "AND synthetic = 1 AND position IS NOT NULL), 0)) WHERE session_id = ?1",
+        (session_id,),
+    )
+
+
+def append(
+    conn: sqlite3.Connection, info: SessionInfo, message: Message, tokens: int, now: int
+) -> None:
+    position = info.message_count
+    previous = message_at(conn, info.session_id, position - 1)
+    try:  # the manager checked this against its copy; the store checks against the truth
+        validate_history([message], previous=previous, first_index=position)
+    except HistoryError as error:
+        raise StoreError(f"session {info.session_id!r}: not appended: {error}") from None
+    insert_message(conn, info.session_id, position, message, tokens, None, now)
+    conn.execute(_SQL_COUNTS, (1, tokens, 0, now, info.session_id))
+    refresh_watermark(conn, info.session_id)
+
+
+def replace_span(
+    conn: sqlite3.Connection,
+    info: SessionInfo,
+    start: int,
+    span_ids: Sequence[str],
+    replacement: Sequence[Message],
+    replacement_tokens: Sequence[int],
+    record: CompactionRecord,
+    now: int,
+    hook: Hook,
+) -> int:
+    """The body of a compaction's transaction. Returns the new revision."""
+    session_id, end = info.session_id, start + len(span_ids)
+    current = [
+        row[0]
+        for row in conn.execute(
+            "SELECT message_id FROM messages WHERE session_id = ? AND position >= ? "
+            "AND position < ? ORDER BY position",
+            (session_id, start, end),
+        )
+    ]
+    if current != list(span_ids):
+        raise SpanChanged(
+            f"session {session_id!r}: the span {start}..{end} changed since it was summarized "
+            "(another process compacted or undid first)"
+        )
+    before, after = message_at(conn, session_id, start - 1), message_at(conn, session_id, end)
+    try:  # §4.4: the result must still validate between the span's neighbours
+        validate_history([*replacement, *([after] if after else [])], previous=before)
+    except HistoryError as error:
+        raise SpanChanged(
+            f"session {session_id!r}: the span's neighbours changed: {error}"
+        ) from None
+    revision = info.revision + 1
+    cursor = conn.execute(
+        "INSERT INTO compactions (session_id, revision, kind, start_position, span_count, "
+        "replacement_count, record, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            session_id, revision, record.kind, start, len(span_ids), len(replacement),
+            encode_record(record), now,
+        ),
+    )  # fmt: skip
+    compaction_id = int(cursor.lastrowid or 0)
+    where = "session_id = ? AND position >= ? AND position < ?"
+    _, archived_tokens = conn.execute(_SQL_TOKENS + where, (session_id, start, end)).fetchone()
+    conn.execute(
+        "UPDATE messages SET archived_position = position, position = NULL, compaction_id = ? "
+        f"WHERE {where}",
+        (compaction_id, session_id, start, end),
+    )
+    hook("archived")
+    # Later messages (the preserved tail, and any appended meanwhile) only change position.
+    shift_positions(conn, session_id, end, len(replacement) - len(span_ids))
+    hook("shifted")
+    for offset, message in enumerate(replacement):
+        tokens = replacement_tokens[offset]
+        insert_message(conn, session_id, start + offset, message, tokens, compaction_id, now)
+    hook("inserted")
+    delta_tokens = sum(replacement_tokens) - archived_tokens
+    conn.execute(_SQL_COUNTS, (len(replacement) - len(span_ids), delta_tokens, 1, now, session_id))
+    refresh_watermark(conn, session_id)
+    return revision
+
+
+def undo(
+    conn: sqlite3.Connection, info: SessionInfo, compaction_id: int | None, now: int
+) -> tuple[Any, ...]:
+    """The body of an undo's transaction: the archived originals back in place of the summary,
+    later positions moved back, the watermark with them. Returns the compaction's row."""
+    session_id = info.session_id
+    live = conn.execute(
+        "SELECT compaction_id, kind, start_position, span_count, replacement_count "
+        "FROM compactions WHERE session_id = ? AND undone = 0 ORDER BY compaction_id DESC",
+        (session_id,),
+    ).fetchall()
+    if not live:
+        raise UndoRefused(f"session {session_id!r} has no compaction to undo")
+    target = (
+        live[0] if compaction_id is None else next((r for r in live if r[0] == compaction_id), None)
+    )
+    if target is None:
+        raise UndoRefused(f"session {session_id!r} has no compaction {compaction_id} in effect")
+    cid, _, start, span_count, replacement_count = target
+    _refuse_if_needed_later(conn, cid, [row for row in live if row[0] > cid])
+    positions = [
+        row[0]
+        for row in conn.execute(
+            "SELECT position FROM messages WHERE introduced_by = ? ORDER BY position", (cid,)
+        )
+    ]
+    originals, original_tokens = conn.execute(_SQL_TOKENS + "compaction_id = ?", (cid,)).fetchone()
+    if positions != list(range(start, start + replacement_count)) or originals != span_count:
+        raise UndoRefused(
+            f"compaction {cid}'s summary or originals are not where it left them "
+            "(the store was changed outside the engine)"
+        )
+    _, replacement_tokens = conn.execute(_SQL_TOKENS + "introduced_by = ?", (cid,)).fetchone()
+    conn.execute("DELETE FROM messages WHERE introduced_by = ?", (cid,))
+    shift_positions(conn, session_id, start + replacement_count, span_count - replacement_count)
+    conn.execute(
+        "UPDATE messages SET position = archived_position, archived_position = NULL, "
+        "compaction_id = NULL WHERE compaction_id = ?",
+        (cid,),
+    )
+    conn.execute(
+        "UPDATE compactions SET undone = 1, undone_revision = ? WHERE compaction_id = ?",
+        (info.revision + 1, cid),
+    )
+    delta_tokens = original_tokens - replacement_tokens
+    conn.execute(_SQL_COUNTS, (span_count - replacement_count, delta_tokens, 1, now, session_id))
+    refresh_watermark(conn, session_id)
+    return conn.execute(
+        f"SELECT {COMPACTION_COLUMNS} FROM compactions WHERE compaction_id = ?", (cid,)
+    ).fetchone()
+
+
+def _refuse_if_needed_later(
+    conn: sqlite3.Connection, compaction_id: int, later: list[tuple[Any, ...]]
+) -> None:
+    """A later compaction still in effect was made on top of this one: say which, and how."""
+    if not later:
+        return
+    swallowed = conn.execute(
+        "SELECT compaction_id FROM messages WHERE introduced_by = ? AND compaction_id IS NOT NULL "
+        "ORDER BY compaction_id LIMIT 1",
+        (compaction_id,),
+    ).fetchone()
+    if swallowed is not None:
+        kind = next((row[1] for row in later if row[0] == swallowed[0]), "compaction")
+        raise UndoRefused(
+            f"compaction {swallowed[0]} ({kind}) took compaction {compaction_id}'s summary into "
+            f"its span: undo {swallowed[0]} first"
+        )
+    newest_id, newest_kind = later[0][0], later[0][1]
+    raise UndoRefused(
+        f"compaction {newest_id} ({newest_kind}) came after compaction {compaction_id} and is "
+        "still in effect: undo it first (the latest is undone first)"
+    )

@@ -1,0 +1,387 @@
+"""The session inspector: one screen a user reads at a glance, beside their agent, all day.
+
+The app talks only to a `SessionSource` (the live store, or sessions in memory). A feed thread
+owns the reading: it connects, loads the session being inspected, tails it and posts messages;
+the UI thread only draws (toolong's split). Actions are declared once in `actions.py` and feed
+the footer, the command palette and the help screen.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable
+from functools import partial
+from pathlib import Path
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, OptionList
+from textual.worker import get_current_worker
+
+from engine import CompactionOutcome
+from metis_compaction_tui.actions import Scope, bindings_for, palette_entries
+from metis_compaction_tui.messages import (
+    SessionGrew,
+    SessionLoaded,
+    SessionsListed,
+    SourceProblem,
+    SourceRecovered,
+)
+from metis_compaction_tui.screens.cache_browser import CacheBrowserScreen
+from metis_compaction_tui.screens.compact_now import CompactNowScreen
+from metis_compaction_tui.screens.confirm import ConfirmScreen
+from metis_compaction_tui.screens.help import HelpScreen
+from metis_compaction_tui.screens.message_detail import MessageDetailScreen
+from metis_compaction_tui.screens.summary_detail import SummaryDetailScreen
+from metis_compaction_tui.session_data import SessionData
+from metis_compaction_tui.source import ActionRefused, SessionRow, SessionSource, SourceUnavailable
+from metis_compaction_tui.widgets.dashboard import Dashboard
+from metis_compaction_tui.widgets.message_list import MessageList, kind_of
+from metis_compaction_tui.widgets.row_list import RowList
+from metis_compaction_tui.widgets.session_list import SessionList
+from metis_compaction_tui.widgets.status_bar import StatusBar
+from metis_compaction_tui.widgets.store_banner import StoreBanner
+from metis_compaction_tui.widgets.zone_legend import ZoneLegend
+
+DARK, LIGHT = "textual-dark", "textual-light"
+LIST_REFRESH_S = 1.0  # the session list's live pressure is redrawn at most this often
+SCREEN_SCOPES: dict[type[Screen[object]], Scope] = {
+    CacheBrowserScreen: "cache",
+    SummaryDetailScreen: "summary",
+    CompactNowScreen: "compact",
+}
+
+
+class MetisInspector(App[int]):
+    CSS_PATH = "app.tcss"
+    TITLE = "metis compaction"
+    BINDINGS: ClassVar[list[BindingType]] = bindings_for("app")
+
+    def __init__(
+        self,
+        source: SessionSource,
+        *,
+        session_id: str | None = None,
+        poll_interval_s: float = 0.25,
+        theme: str = DARK,
+    ) -> None:
+        super().__init__()
+        self.source = source
+        self.data: SessionData | None = None
+        self.rows: list[SessionRow] = []
+        self.problem: str | None = None
+        self.poll_interval_s = poll_interval_s
+        self._initial_theme = theme
+        self._wanted = session_id
+        self._wake = threading.Event()
+        self._reload = threading.Event()
+        self._stopping = False
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar(id="status")
+        banner = StoreBanner(id="banner")
+        banner.display = False
+        yield banner
+        with Horizontal(id="main"):
+            with Vertical(id="side"):
+                yield SessionList(id="sessions")
+                yield ZoneLegend(id="legend")
+            yield Dashboard(id="dashboard")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.theme = self._initial_theme
+        self.query_one(SessionList).border_title = "Sessions"
+        self.query_one("#messages", MessageList).focus()
+        self._feed()
+
+    def watch_theme(self, theme: str) -> None:
+        if self.is_mounted and self.screen.query("SessionList"):
+            self.query_one(SessionList).restyle()
+
+    # -- the feed (a thread: all reading happens here) ----------------------------------------
+
+    @work(thread=True, exclusive=True, group="feed", exit_on_error=False, name="feed")
+    def _feed(self) -> None:
+        worker = get_current_worker()
+        source = self.source
+        connected = False
+        loaded: str | None = None
+        listed_at, relist = 0.0, False
+        backoff = 0.25
+        while not worker.is_cancelled and not self._stopping:
+            self._wake.clear()
+            try:
+                if not connected:
+                    source.open()
+                    connected, backoff, loaded = True, 0.25, None
+                    if self.problem is not None:
+                        self.post_message(SourceRecovered())
+                    relist, listed_at = True, 0.0
+                if relist and time.monotonic() - listed_at >= LIST_REFRESH_S:
+                    self.rows = source.sessions()
+                    self.post_message(SessionsListed(self.rows))
+                    relist, listed_at = False, time.monotonic()
+                wanted = self._wanted or (self.rows[0].session_id if self.rows else None)
+                if wanted is not None and (wanted != loaded or self._reload.is_set()):
+                    self._reload.clear()
+                    self.post_message(SessionLoaded(source.load(wanted)))
+                    loaded = wanted
+                for change in source.poll():
+                    relist = relist or bool(
+                        change.sessions_changed or change.new_messages or change.compacted
+                    )
+                    if change.session_id != loaded:
+                        continue
+                    if change.compacted:
+                        self.post_message(SessionLoaded(source.load(loaded)))
+                    elif change.new_messages or change.new_events or change.spent_usd is not None:
+                        self.post_message(
+                            SessionGrew(
+                                change.session_id,
+                                change.new_messages,
+                                change.new_events,
+                                change.spent_usd,
+                            )
+                        )
+            except SourceUnavailable as error:
+                connected = False
+                source.close()
+                self.post_message(SourceProblem(error.problem))
+                self._wake.wait(backoff)
+                backoff = min(backoff * 2, 2.0)
+                continue
+            except Exception as error:  # a bug or a surprise: shown, and the feed carries on
+                connected = False
+                source.close()
+                self.post_message(SourceProblem(f"{type(error).__name__}: {error}"))
+                self._wake.wait(2.0)
+                continue
+            if relist:
+                self._wake.wait(min(self.poll_interval_s, LIST_REFRESH_S))
+            else:
+                source.wait(self.poll_interval_s, self._wake)
+        source.close()
+
+    def _poke_feed(self, *, reload: bool = False) -> None:
+        if reload:
+            self._reload.set()
+        self._wake.set()
+
+    def on_unmount(self) -> None:
+        self._stopping = True
+        self._wake.set()
+
+    # -- what the feed posts ------------------------------------------------------------------
+
+    def on_sessions_listed(self, message: SessionsListed) -> None:
+        current = self.data.session_id if self.data else self._wanted
+        self.query_one(SessionList).show(message.rows, current)
+
+    def on_session_loaded(self, message: SessionLoaded) -> None:
+        data = message.data
+        wanted = self._wanted or data.session_id
+        if data.session_id != wanted:
+            return  # the user picked another session while this one was read
+        self.data = data
+        self.query_one(Dashboard).show(data)
+        self._update_status()
+        sessions = self.query_one(SessionList)
+        if sessions.current != data.session_id and sessions.rows:
+            sessions.show(sessions.rows, data.session_id)
+
+    def on_session_grew(self, message: SessionGrew) -> None:
+        data = self.data
+        if data is None or data.session_id != message.session_id:
+            return
+        fresh = [(m, t) for seq, m, t in message.new_messages if seq > data.last_seq]
+        last_seq = max((seq for seq, _, _ in message.new_messages), default=None)
+        added = data.append(fresh, last_seq)
+        events = data.add_events(message.new_events)
+        if message.spent_usd is not None:
+            data.set_spent(message.spent_usd)
+        if added or events or message.spent_usd is not None:
+            self.query_one(Dashboard).grew(added, events)
+            self._update_status()
+
+    def on_source_problem(self, message: SourceProblem) -> None:
+        self.problem = message.problem
+        self.query_one(StoreBanner).show_problem(message.problem)
+
+    def on_source_recovered(self, _: SourceRecovered) -> None:
+        self.problem = None
+        self.query_one(StoreBanner).clear_problem()
+        self.notify("the store is back; reloaded", timeout=3)
+
+    def _update_status(self) -> None:
+        data = self.data
+        status = self.query_one(StatusBar)
+        if data is None:
+            status.set_session(self.source.label, "", "")
+            return
+        detail = f"{data.message_count:,} msgs · rev {data.revision}"
+        if data.read_only:
+            detail += " · read-only"
+        status.set_session(self.source.label, data.title, detail)
+
+    # -- widgets talking up -------------------------------------------------------------------
+
+    @on(RowList.FollowChanged, "#messages")
+    def _follow_changed(self, event: RowList.FollowChanged) -> None:
+        self.query_one(StatusBar).follow = event.follow
+
+    @on(OptionList.OptionSelected, "#sessions")
+    def _session_selected(self, event: OptionList.OptionSelected) -> None:
+        if event.option.id:
+            self.select_session(event.option.id)
+
+    def select_session(self, session_id: str) -> None:
+        if self.data is not None and self.data.session_id == session_id:
+            return
+        self._wanted = session_id
+        sessions = self.query_one(SessionList)
+        sessions.show(sessions.rows, session_id)
+        self._poke_feed()
+
+    def on_message_list_open(self, event: MessageList.Open) -> None:
+        data = self.data
+        if data is None:
+            return
+        message = event.message
+        if kind_of(message) in ("summary", "truncation") and event.control.id == "messages":
+            info = data.compaction_for(message)
+            self.push_screen(SummaryDetailScreen(self.source, message, event.index, info))
+            return
+        tokens = data.history.tokens[event.index] if event.index < len(data.history) else 0
+        self.push_screen(MessageDetailScreen(event.index, message, tokens))
+
+    # -- actions (declared in actions.py) -----------------------------------------------------
+
+    def _writable_session(self) -> SessionData | None:
+        if self.data is None:
+            self.notify("no session loaded yet", severity="warning")
+            return None
+        if self.data.read_only or not self.source.writable:
+            self.notify(f"{self.source.label} is read-only", severity="warning")
+            return None
+        return self.data
+
+    def action_compact_now(self) -> None:
+        data = self._writable_session()
+        if data is None:
+            return
+        self.push_screen(
+            CompactNowScreen(self.source, data.session_id, data.title), self._compact_closed
+        )
+
+    def _compact_closed(self, outcome: CompactionOutcome | None) -> None:
+        if outcome is not None and outcome.status == "compacted":
+            self._poke_feed(reload=True)
+
+    def action_undo_compaction(self) -> None:
+        data = self._writable_session()
+        if data is None:
+            return
+        latest = data.latest_compaction()
+        if latest is None:
+            self.notify("this session has no compaction to undo", severity="warning")
+            return
+        record = latest.record
+        body = Text(
+            f"Undo the latest compaction ({record.kind}) of messages {record.watermark_before}–"
+            f"{record.watermark_after - 1}? The {record.span_message_count:,} archived originals "
+            f"({record.span_token_count_in:,} tokens) go back in place of its "
+            f"{record.replacement_count} message(s); pending tokens rise again."
+        )
+        self.push_screen(
+            ConfirmScreen("Undo compaction", body, yes="Undo"),
+            lambda yes: self._undo(data.session_id) if yes else None,
+        )
+
+    @work(thread=True, exclusive=True, group="undo", exit_on_error=False)
+    def _undo(self, session_id: str) -> None:
+        try:
+            undone = self.source.undo_latest(session_id)
+        except ActionRefused as refused:
+            self.call_from_thread(
+                self.notify, f"undo refused: {refused.reason}", severity="error", timeout=8
+            )
+            return
+        except SourceUnavailable as error:
+            self.call_from_thread(
+                self.notify, f"undo failed: {error.problem}", severity="error", timeout=8
+            )
+            return
+        record = undone.record
+        self.call_from_thread(
+            self.notify,
+            f"undone: messages {record.watermark_before}–{record.watermark_after - 1} are back",
+        )
+        self._poke_feed(reload=True)
+
+    def action_cache_browser(self) -> None:
+        self.push_screen(CacheBrowserScreen(self.source))
+
+    def action_toggle_follow(self) -> None:
+        messages = self.query_one("#messages", MessageList)
+        messages.follow = not messages.follow
+
+    def action_open_selected(self) -> None:
+        self.query_one("#messages", MessageList).action_open()
+
+    def _step_session(self, step: int) -> None:
+        rows = self.query_one(SessionList).rows
+        if not rows:
+            return
+        ids = [row.session_id for row in rows]
+        current = self.data.session_id if self.data else ids[0]
+        index = ids.index(current) if current in ids else 0
+        self.select_session(ids[(index + step) % len(ids)])
+
+    def action_next_session(self) -> None:
+        self._step_session(1)
+
+    def action_previous_session(self) -> None:
+        self._step_session(-1)
+
+    def action_toggle_theme(self) -> None:
+        self.theme = LIGHT if self.current_theme.dark else DARK
+
+    def action_reload(self) -> None:
+        self._poke_feed(reload=True)
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    async def action_quit(self) -> None:
+        self._stopping = True
+        self._wake.set()
+        self.exit(0)
+
+    # -- the command palette: every action in the registry ------------------------------------
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        scope = SCREEN_SCOPES.get(type(screen))
+        scopes: list[Scope] = [scope, "app"] if scope else ["app"]
+        for spec in palette_entries(scopes):
+            target = screen if spec.scope != "app" else self
+            help_text = f"{spec.shown_key} · {spec.description}" if spec.keys else spec.description
+            yield SystemCommand(spec.title, help_text, partial(target.run_action, spec.action))
+        yield SystemCommand(
+            "Screenshot", "Save an SVG of this screen", lambda: self.deliver_screenshot()
+        )
+
+
+def run_app(workspace: Path) -> int:
+    """The `metis-compaction-tui` entry point (cli.py calls it): inspect a workspace's store."""
+    from metis_compaction_tui.store_source import StoreSource
+
+    app = MetisInspector(StoreSource(Path(workspace)))
+    result = app.run()
+    return 0 if result is None else int(result)

@@ -1,0 +1,262 @@
+"""`metis-compaction-tui`: open the inspector, or run one non-interactive subcommand.
+
+    metis-compaction-tui [WORKSPACE]        open the app on a workspace (default: .)
+    metis-compaction-tui demo               a temporary workspace, a simulated metis dev, the app
+    metis-compaction-tui status / compact / undo / cache / simulate   (each has --help)
+
+A missing workspace, a store that is not SQLite or of a newer schema, an unknown session id: one
+line on stderr, exit code 2, nothing written. Stores are opened with create=False except by
+`demo` and `simulate`. An API key is only ever read from ANTHROPIC_API_KEY, never from argv.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from engine import ConfigError
+from engine.store import SessionStore, StoreError, store_path
+from metis_compaction_tui.cli_cache import cmd_cache
+from metis_compaction_tui.cli_commands import CliError, cmd_compact, cmd_status, cmd_undo
+from metis_compaction_tui.simulator import (
+    DEMO_PACE,
+    DEMO_TURNS,
+    LOCAL_MODEL,
+    Simulator,
+)
+
+PROG = "metis-compaction-tui"
+SUBCOMMANDS = ("open", "demo", "status", "compact", "undo", "cache", "simulate")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        usage=f"{PROG} [WORKSPACE]  |  {PROG} COMMAND [options]",
+        description="Inspect and drive session compaction for metis dev. With no subcommand, "
+        "open the inspector app on WORKSPACE (default: the current directory).",
+        epilog=f"`{PROG} WORKSPACE` is `{PROG} open WORKSPACE`; every subcommand has --help.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", prog=PROG)
+    json_flag = argparse.ArgumentParser(add_help=False)
+    json_flag.add_argument("--json", action="store_true", help="print JSON (docs/cli-json.md)")
+    ws_flag = argparse.ArgumentParser(add_help=False)
+    ws_flag.add_argument(
+        "--workspace", "-w", type=Path, default=Path("."), help="the workspace (default: .)"
+    )
+
+    p = sub.add_parser("open", help="open the inspector app on a workspace")
+    p.add_argument("workspace", nargs="?", type=Path, default=Path("."))
+
+    p = sub.add_parser(
+        "demo", help="a temporary workspace with a simulated metis dev, and the app on it"
+    )
+    p.add_argument("--no-app", action="store_true", help="run only the simulator (see --seconds)")
+    p.add_argument("--seconds", type=float, default=60.0, help="with --no-app: stop after this")
+    _simulation_flags(p, pace=DEMO_PACE)
+
+    p = sub.add_parser(
+        "status",
+        parents=[json_flag],
+        help="each session's pressure, watermark, trigger decision and spend",
+    )
+    p.add_argument("workspace", nargs="?", type=Path, default=Path("."))
+
+    p = sub.add_parser(
+        "compact",
+        parents=[json_flag, ws_flag],
+        help="compact a session now (--dry-run: the span, tokens, cost, cache hit; no write)",
+    )
+    p.add_argument("session", help="the session id (see `status`)")
+    p.add_argument("--dry-run", action="store_true", help="show what would happen; write nothing")
+    p.add_argument("--instructions", help="what the summary must keep (part of the cache key)")
+
+    p = sub.add_parser(
+        "undo", parents=[json_flag, ws_flag], help="undo a session's latest compaction"
+    )
+    p.add_argument("session", help="the session id (see `status`)")
+
+    p = sub.add_parser("cache", help="the workspace's compaction cache")
+    actions = p.add_subparsers(dest="action", metavar="{list,show,evict,trim,clear}")
+    actions.required = True
+    common = [json_flag, ws_flag]
+    actions.add_parser("list", parents=common, help="rows, most recently read first")
+    a = actions.add_parser("show", parents=common, help="one row with its summary text")
+    a.add_argument("key", help="a cache key, or a unique prefix of one")
+    a = actions.add_parser("evict", parents=common, help="delete one row")
+    a.add_argument("key", help="a cache key, or a unique prefix of one")
+    a = actions.add_parser("trim", parents=common, help="keep the N most recently read rows")
+    a.add_argument("n", type=int, metavar="N")
+    a.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    a = actions.add_parser("clear", parents=common, help="delete every row")
+    a.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+
+    p = sub.add_parser("simulate", help="run the simulated metis dev alone (for a second terminal)")
+    p.add_argument("workspace", nargs="?", type=Path, default=Path("."))
+    p.add_argument("--seconds", type=float, default=None, help="stop after this many seconds")
+    _simulation_flags(p, pace=DEMO_PACE)
+    return parser
+
+
+def _simulation_flags(p: argparse.ArgumentParser, *, pace: float) -> None:
+    p.add_argument(
+        "--pace", type=float, default=pace, help=f"messages per second ({pace}; 0: flat out)"
+    )
+    p.add_argument(
+        "--turns", type=int, default=DEMO_TURNS, help=f"turns per session ({DEMO_TURNS})"
+    )
+    p.add_argument("--seed", type=int, default=0, help="the scripted session's seed (0)")
+    p.add_argument(
+        "--reruns", type=int, default=1, help="reruns of the same script (1): cache hits"
+    )
+    p.add_argument(
+        "--model",
+        default=LOCAL_MODEL,
+        help=f"compaction model ({LOCAL_MODEL}); anthropic:<model> needs ANTHROPIC_API_KEY",
+    )
+    p.add_argument("--quiet", "-q", action="store_true", help="do not log each compaction")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    if not args_in or (args_in[0] not in SUBCOMMANDS and not args_in[0].startswith("-")):
+        args_in.insert(0, "open")  # `metis-compaction-tui [WORKSPACE]`
+    args = build_parser().parse_args(args_in)
+    try:
+        return _dispatch(args, sys.stdout)
+    except CliError as error:
+        print(f"{PROG}: {error}", file=sys.stderr)
+        return 2
+    except (StoreError, ConfigError) as error:
+        print(f"{PROG}: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def _dispatch(args: argparse.Namespace, out: TextIO) -> int:
+    match args.command:
+        case "open":
+            return cmd_open(args.workspace)
+        case "status":
+            return cmd_status(args.workspace, args.json, out)
+        case "compact":
+            return cmd_compact(
+                args.workspace, args.session, args.dry_run, args.instructions, args.json, out
+            )
+        case "undo":
+            return cmd_undo(args.workspace, args.session, args.json, out)
+        case "cache":
+            arg = getattr(args, "key", None) if args.action != "trim" else args.n
+            return cmd_cache(
+                args.workspace, args.action, arg, args.json, getattr(args, "yes", False), out
+            )
+        case "simulate":
+            return cmd_simulate(args, out)
+        case "demo":
+            return cmd_demo(args, out)
+    raise AssertionError(args.command)  # pragma: no cover
+
+
+def cmd_open(workspace: Path) -> int:
+    if not workspace.is_dir():
+        raise CliError(f"workspace {workspace} does not exist or is not a folder")
+    if store_path(workspace).exists():
+        SessionStore.open(workspace).close()  # a broken or newer store: one line, before the UI
+    try:
+        from metis_compaction_tui.app import run_app
+    except ModuleNotFoundError as error:
+        if error.name != "metis_compaction_tui.app":
+            raise
+        raise CliError(
+            "the inspector app is not in this build; use status, compact, cache"
+        ) from None
+    return int(run_app(workspace) or 0)
+
+
+def _simulator(args: argparse.Namespace, workspace: Path, out: TextIO) -> Simulator:
+    if args.model != LOCAL_MODEL and not os.environ.get("ANTHROPIC_API_KEY"):
+        raise CliError(f"--model {args.model}: set ANTHROPIC_API_KEY (or use {LOCAL_MODEL})")
+
+    def log(line: str) -> None:
+        out.write(line + "\n")
+        out.flush()
+
+    return Simulator(
+        workspace,
+        pace=args.pace,
+        turns=args.turns,
+        seed=args.seed,
+        model=args.model,
+        reruns=args.reruns,
+        log=None if args.quiet else log,
+    )
+
+
+async def _run_for(simulator: Simulator, seconds: float | None) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    if seconds is not None:
+        loop.call_later(seconds, stop.set)
+    await simulator.run(stop)
+
+
+def cmd_simulate(args: argparse.Namespace, out: TextIO) -> int:
+    workspace: Path = args.workspace
+    if not workspace.is_dir():
+        raise CliError(f"workspace {workspace} does not exist or is not a folder")
+    simulator = _simulator(args, workspace, out)
+    asyncio.run(_run_for(simulator, args.seconds))
+    _summary(simulator, out)
+    return 0
+
+
+def _summary(simulator: Simulator, out: TextIO) -> None:
+    r = simulator.report
+    out.write(
+        f"simulated {r.turns} turns, {r.messages} messages in {len(r.sessions)} session(s): "
+        f"{r.compactions} compactions ({r.soft} soft, {r.forced} forced, {r.cache_hits} cache "
+        f"hits), {r.budget_skips} turns skipped on a spent budget, {r.truncations} truncations\n"
+        f"workspace: {simulator.workspace}\n"
+    )
+
+
+def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
+    workspace = Path(tempfile.mkdtemp(prefix="metis-demo-"))
+    out.write(f"demo workspace: {workspace}\n")
+    if args.no_app:
+        simulator = _simulator(args, workspace, out)
+        asyncio.run(_run_for(simulator, args.seconds))
+        _summary(simulator, out)
+        return 0
+    # The writer runs in its own process, as metis dev would: two processes share the store.
+    SessionStore.open(workspace, create=True).close()  # the app opens onto an existing store
+    log_path = workspace / ".metis" / "simulator.log"
+    command = [
+        sys.executable, "-m", "metis_compaction_tui.cli", "simulate", str(workspace),
+        "--pace", str(args.pace), "--turns", str(args.turns), "--seed", str(args.seed),
+        "--reruns", str(args.reruns), "--model", args.model,
+    ]  # fmt: skip
+    with log_path.open("w") as log:
+        writer = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            return cmd_open(workspace)
+        finally:
+            writer.terminate()
+            try:
+                writer.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                writer.kill()
+                writer.wait()
+            out.write(f"demo workspace kept at {workspace} (simulator log: {log_path})\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,300 @@
+"""The non-interactive subcommands status, compact and undo (cache: cli_cache.py), and what all
+subcommands share. Each command returns an exit code.
+
+Output shapes of `status --json` and `cache list --json` are documented in docs/cli-json.md. Every
+reader here opens the store with create=False and writes nothing; only compact, undo and the
+cache's evict/trim/clear change anything, and only what they name.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+import msgspec
+
+from engine import (
+    CompactionCache,
+    History,
+    SpanChanged,
+    SummarizerError,
+    TurnPlan,
+    plan_turn,
+)
+from engine.store import SCHEMA_VERSION, SessionInfo, SessionStore, StoreError, UndoRefused
+from engine.store_rows import StoredCompaction
+
+JSON_SHAPE_VERSION = 1
+
+
+class CliError(Exception):
+    """One line on stderr and exit code 2: a missing workspace, a bad store, an unknown id."""
+
+
+def emit_json(data: object, out: TextIO) -> None:
+    out.write(msgspec.json.format(msgspec.json.encode(data), indent=2).decode() + "\n")
+
+
+def format_time(ms: int) -> str:
+    if not ms:
+        return "-"
+    moment = datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC)
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _percent(part: int, whole: int) -> float:
+    return round(100 * part / whole, 1) if whole else 0.0
+
+
+def open_store(workspace: Path) -> SessionStore:
+    if not workspace.is_dir():
+        raise CliError(f"workspace {workspace} does not exist or is not a folder")
+    try:
+        return SessionStore.open(workspace, create=False)
+    except StoreError as error:
+        raise CliError(str(error)) from None
+
+
+# -- status -----------------------------------------------------------------------------------
+
+
+def session_status(store: SessionStore, info: SessionInfo) -> dict[str, Any]:
+    """One session's pressure, watermark, trigger decision and spend (docs/cli-json.md)."""
+    snapshot = store.snapshot(info.session_id)
+    history = History(
+        snapshot.messages, stable_prefix_end=snapshot.stable_prefix_end, tokens=snapshot.tokens
+    )
+    config = info.config
+    plan: TurnPlan = plan_turn(history, config, info.spent_usd)
+    decision = plan.decision
+    pending = decision.pending_history_tokens
+    compactions = store.compactions(info.session_id)
+    span = plan.span
+    budget = config.compaction_max_cost_per_session_usd
+    return {
+        "session_id": info.session_id,
+        "title": info.title,
+        "revision": info.revision,
+        "message_count": info.message_count,
+        "total_tokens": info.total_tokens,
+        "last_seq": info.last_seq,
+        "created_at_ms": info.created_at_ms,
+        "updated_at_ms": info.updated_at_ms,
+        "stable_prefix_end": plan.stable_prefix_end,
+        "watermark": plan.floor,
+        "pending_history_tokens": pending,
+        "threshold_tokens": config.compaction_threshold_tokens,
+        "hard_cap_tokens": config.compaction_hard_cap_tokens,
+        "preserve_recent_turns": config.compaction_preserve_recent_turns,
+        "pressure": {
+            "of_threshold_pct": _percent(pending, config.compaction_threshold_tokens),
+            "of_hard_cap_pct": _percent(pending, config.compaction_hard_cap_tokens),
+        },
+        "decision": {
+            "action": decision.action.value,
+            "reason": decision.reason.value,
+            "fires": decision.fires,
+            "explain": decision.explain(),
+        },
+        "span": None
+        if span is None
+        else {
+            "start": span.start,
+            "watermark": span.watermark,
+            "nominal_watermark": span.nominal_watermark,
+            "slid_back_by": span.slid_back_by,
+            "span_message_count": span.span_message_count,
+            "span_tokens": span.span_tokens,
+        },
+        "boundary_found": plan.boundary_found,
+        "model": config.compaction_model,
+        "spent_usd": str(info.spent_usd),
+        "budget_usd": str(budget),
+        "budget_exhausted": info.spent_usd >= budget,
+        "compactions_in_effect": sum(not c.undone for c in compactions),
+        "compactions_undone": sum(c.undone for c in compactions),
+    }
+
+
+def cmd_status(workspace: Path, as_json: bool, out: TextIO) -> int:
+    with open_store(workspace) as store:
+        sessions = [session_status(store, info) for info in store.list_sessions()]
+        if as_json:
+            emit_json(
+                {
+                    "shape_version": JSON_SHAPE_VERSION,
+                    "workspace": str(workspace),
+                    "store": str(store.path),
+                    "schema_version": SCHEMA_VERSION,
+                    "sessions": sessions,
+                },
+                out,
+            )
+            return 0
+        out.write(f"{store.path} (schema {SCHEMA_VERSION}): {len(sessions)} session(s)\n")
+    for s in sessions:
+        span = s["span"]
+        span_text = (
+            f"next span {span['start']}..{span['watermark']} ({span['span_message_count']} "
+            f"messages, {span['span_tokens']:,} tokens, slid back {span['slid_back_by']})"
+            if span
+            else "no compactable span"
+        )
+        exhausted = " (exhausted)" if s["budget_exhausted"] else ""
+        out.write(
+            f"\n{s['session_id']}  {s['title']}\n"
+            f"  messages   {s['message_count']:,} ({s['total_tokens']:,} tokens), revision "
+            f"{s['revision']}, {s['compactions_in_effect']} compaction(s) in effect\n"
+            f"  pressure   {s['pending_history_tokens']:,} pending tokens: "
+            f"{s['pressure']['of_threshold_pct']}% of threshold {s['threshold_tokens']:,}, "
+            f"{s['pressure']['of_hard_cap_pct']}% of hard cap {s['hard_cap_tokens']:,}\n"
+            f"  watermark  {s['watermark']} (stable prefix ends at {s['stable_prefix_end']}); "
+            f"{span_text}\n"
+            f"  trigger    {s['decision']['explain']}\n"
+            f"  spend      ${s['spent_usd']} of ${s['budget_usd']} budget{exhausted} "
+            f"({s['model']})\n"
+        )
+    return 0
+
+
+# -- compact and undo -------------------------------------------------------------------------
+
+
+def cmd_compact(
+    workspace: Path,
+    session_id: str,
+    dry_run: bool,
+    instructions: str | None,
+    as_json: bool,
+    out: TextIO,
+) -> int:
+    with open_store(workspace) as store:
+        try:
+            store.session_info(session_id)
+        except StoreError as error:
+            raise CliError(str(error)) from None
+        # A dry run writes nothing: it peeks at an existing cache and never creates one.
+        cache_path = store.cache_path
+        cache = CompactionCache(cache_path) if not dry_run or cache_path.exists() else None
+        manager = store.manager(session_id, cache=cache)
+        try:
+            return asyncio.run(_compact(manager, dry_run, instructions, as_json, out))
+        finally:
+            if cache is not None:
+                cache.close()
+
+
+async def _compact(
+    manager: Any, dry_run: bool, instructions: str | None, as_json: bool, out: TextIO
+) -> int:
+    try:
+        preview = manager.preview(instructions)
+        if preview is None:
+            print(
+                "nothing to compact: no complete tool cycle before the preserved tail",
+                file=sys.stderr,
+            )
+            return 1
+        span = preview.span
+        summary = {
+            "session_id": manager.session_id,
+            "dry_run": dry_run,
+            "span": {
+                "start": span.start,
+                "watermark": span.watermark,
+                "nominal_watermark": span.nominal_watermark,
+                "slid_back_by": span.slid_back_by,
+                "span_message_count": span.span_message_count,
+                "span_tokens": span.span_tokens,
+            },
+            "pending_history_tokens": span.pending_history_tokens,
+            "model": preview.model,
+            "cache_key": preview.cache_key,
+            "cache_hit": preview.cache_hit,
+            "estimated_cost_usd": str(preview.estimated_cost_usd),
+            "spent_usd": str(preview.spent_usd),
+            "budget_usd": str(preview.budget_usd),
+        }
+        if not dry_run:
+            try:
+                prepared = await manager.prepare(instructions)
+                outcome = manager.commit(prepared)
+            except SummarizerError as error:
+                print(
+                    f"compaction call failed ({error.error_class.value}): {error}", file=sys.stderr
+                )
+                return 1
+            except SpanChanged as error:
+                print(f"{error}; nothing written: run it again", file=sys.stderr)
+                return 1
+            if outcome.status != "compacted" or outcome.record is None:
+                print(
+                    f"not compacted: {outcome.failure_mode}: {outcome.error_message}",
+                    file=sys.stderr,
+                )
+                return 1
+            record = outcome.record
+            summary.update(
+                revision=manager.revision,
+                cache_hit=record.cache_hit,
+                tokens_out=record.span_token_count_out,
+                cost_usd=str(record.cost_usd),
+                spent_usd=str(manager.spent_usd),
+            )
+    finally:
+        await manager.aclose()
+    if as_json:
+        emit_json(summary, out)
+        return 0
+    s = summary["span"]
+    head = "dry run (nothing written)" if dry_run else f"compacted: revision {summary['revision']}"
+    cost = summary.get("cost_usd", summary["estimated_cost_usd"])
+    out.write(
+        f"{manager.session_id}: {head}\n"
+        f"  span       messages {s['start']}..{s['watermark']} ({s['span_message_count']} "
+        f"messages, {s['span_tokens']:,} tokens); nominal watermark {s['nominal_watermark']}, "
+        f"slid back {s['slid_back_by']}\n"
+        f"  cache      {'hit' if summary['cache_hit'] else 'miss'} {summary['cache_key'][:16]}\n"
+        f"  cost       ${cost}{' estimated' if dry_run else ''} with {summary['model']}; "
+        f"spent ${summary['spent_usd']} of ${summary['budget_usd']}\n"
+    )
+    if not dry_run:
+        out.write(f"  summary    {summary['tokens_out']:,} tokens\n")
+    return 0
+
+
+def compaction_json(stored: StoredCompaction) -> dict[str, Any]:
+    record = msgspec.to_builtins(stored.record)
+    return {
+        "compaction_id": stored.compaction_id,
+        "session_id": stored.session_id,
+        "revision": stored.revision,
+        "undone": stored.undone,
+        "record": record,
+    }
+
+
+def cmd_undo(workspace: Path, session_id: str, as_json: bool, out: TextIO) -> int:
+    with open_store(workspace) as store:
+        try:
+            store.session_info(session_id)
+            stored = store.undo_latest_compaction(session_id)
+        except UndoRefused as refused:
+            print(f"undo refused: {refused.reason}", file=sys.stderr)
+            return 1
+        except StoreError as error:
+            raise CliError(str(error)) from None
+        revision = store.session_info(session_id).revision
+    if as_json:
+        emit_json({**compaction_json(stored), "session_revision": revision}, out)
+        return 0
+    record = stored.record
+    out.write(
+        f"{session_id}: undid compaction {stored.compaction_id} ({record.kind}): "
+        f"{record.span_message_count} messages restored at {record.watermark_before}; "
+        f"revision {revision}\n"
+    )
+    return 0

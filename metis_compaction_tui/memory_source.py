@@ -1,0 +1,300 @@
+"""Sessions held in memory: imported transcripts, and tests that need no store file.
+
+`MemoryPersistence` is a SessionPersistence that keeps what a store would keep (the ordered log,
+archived originals, records, events, spend) in lists, so "compact now" and undo work the same
+way against it as against the SQLite store.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from decimal import Decimal
+from pathlib import Path
+
+from engine import (
+    CompactionConfig,
+    CompactionEvent,
+    CompactionRecord,
+    History,
+    Message,
+    SessionManager,
+    SessionSnapshot,
+    SpanChanged,
+    event_type,
+    plan_turn,
+)
+from metis_compaction_tui.session_data import (
+    CompactionInfo,
+    EventRow,
+    SessionData,
+    build_timeline,
+)
+from metis_compaction_tui.source import ActionRefused, SessionRow, SourceChange
+
+
+class _Session:
+    def __init__(self, session_id: str, title: str, config: CompactionConfig) -> None:
+        self.session_id = session_id
+        self.title = title
+        self.config = config
+        self.history = History()
+        self.log: list[tuple[int, Message, int]] = []  # every message ever written, seq order
+        self.compactions: list[tuple[CompactionInfo, list[tuple[Message, int]]]] = []
+        self.events: list[EventRow] = []
+        self.spent_usd = Decimal(0)
+        self.revision = 0
+
+
+class MemoryPersistence:
+    """A SessionPersistence (engine.manager) over plain lists; one lock for every thread."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.sessions: dict[str, _Session] = {}
+        self.seq = 0
+        self.event_id = 0
+        self.compaction_id = 0
+        self.changes: list[SourceChange] = []
+
+    def _change(self, session_id: str) -> SourceChange:
+        if not self.changes or self.changes[-1].session_id != session_id:
+            self.changes.append(SourceChange(session_id))
+        return self.changes[-1]
+
+    def append_message(self, session_id: str, message: Message, tokens: int) -> None:
+        with self.lock:
+            session = self.sessions[session_id]
+            self.seq += 1
+            session.history.append(message, tokens)
+            session.log.append((self.seq, message, tokens))
+            self._change(session_id).new_messages.append((self.seq, message, tokens))
+
+    def commit_replacement(
+        self,
+        session_id: str,
+        start: int,
+        span_ids: Sequence[str],
+        replacement: Sequence[Message],
+        replacement_tokens: Sequence[int],
+        record: CompactionRecord,
+        spent_usd: Decimal,
+    ) -> int:
+        with self.lock:
+            session = self.sessions[session_id]
+            end = start + len(span_ids)
+            current = tuple(m.id for m in session.history.messages[start:end])
+            if current != tuple(span_ids):
+                raise SpanChanged(f"the span {start}..{end} changed since it was summarized")
+            archived = list(
+                zip(
+                    session.history.messages[start:end],
+                    session.history.tokens[start:end],
+                    strict=True,
+                )
+            )
+            session.history.replace(start, end, replacement, replacement_tokens)
+            for message, tokens in zip(replacement, replacement_tokens, strict=True):
+                self.seq += 1
+                session.log.append((self.seq, message, tokens))
+            self.compaction_id += 1
+            info = CompactionInfo(self.compaction_id, record, False, record.created_at_ms)
+            session.compactions.append((info, archived))
+            session.spent_usd = spent_usd
+            session.revision += 1
+            self._change(session_id).compacted = True
+            return session.revision
+
+    def record_event(self, session_id: str, event: CompactionEvent) -> None:
+        with self.lock:
+            self.event_id += 1
+            row = EventRow(self.event_id, event_type(event), event, 0)
+            self.sessions[session_id].events.append(row)
+            self._change(session_id).new_events.append(row)
+
+    def record_spend(self, session_id: str, spent_usd: Decimal) -> None:
+        with self.lock:
+            self.sessions[session_id].spent_usd = spent_usd
+
+    def snapshot_if_changed(self, session_id: str, revision: int) -> SessionSnapshot | None:
+        with self.lock:
+            session = self.sessions[session_id]
+            if session.revision == revision:
+                return None
+            return SessionSnapshot(
+                session_id,
+                list(session.history.messages),
+                list(session.history.tokens),
+                session.history.stable_prefix_end,
+                session.spent_usd,
+                session.revision,
+            )
+
+
+class MemorySource:
+    """A SessionSource over MemoryPersistence. `writable=False` for transcripts."""
+
+    cache_path: Path | None = None
+
+    def __init__(
+        self, label: str = "in memory", *, writable: bool = True, workspace: Path | None = None
+    ) -> None:
+        self.label = label
+        self.writable = writable
+        self.workspace = workspace
+        if workspace is not None:
+            self.cache_path = workspace / ".metis" / "compaction-cache.sqlite"
+        self.store = MemoryPersistence()
+
+    # -- building ----------------------------------------------------------------------------
+
+    def add_session(
+        self,
+        session_id: str,
+        messages: Sequence[Message] = (),
+        *,
+        title: str = "",
+        config: CompactionConfig | None = None,
+        stable_prefix_end: int = 0,
+    ) -> None:
+        with self.store.lock:
+            session = _Session(session_id, title or session_id, config or CompactionConfig())
+            session.history = History(messages, stable_prefix_end=stable_prefix_end)
+            for message, tokens in zip(
+                session.history.messages, session.history.tokens, strict=True
+            ):
+                self.store.seq += 1
+                session.log.append((self.store.seq, message, tokens))
+            self.store.sessions[session_id] = session
+            self.store.changes.append(SourceChange(session_id, sessions_changed=True))
+
+    def append(self, session_id: str, message: Message) -> None:
+        with self.store.lock:
+            session = self.store.sessions[session_id]
+            self.store.append_message(session_id, message, session.history.counter(message))
+
+    # -- SessionSource -------------------------------------------------------------------------
+
+    def open(self) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+    def sessions(self) -> list[SessionRow]:
+        with self.store.lock:
+            rows = []
+            for session in self.store.sessions.values():
+                plan = plan_turn(session.history, session.config, session.spent_usd)
+                rows.append(
+                    SessionRow(
+                        session.session_id,
+                        session.title,
+                        len(session.history),
+                        plan.decision.pending_history_tokens,
+                        session.config.compaction_threshold_tokens,
+                        session.config.compaction_hard_cap_tokens,
+                        plan.decision.action,
+                    )
+                )
+            return rows
+
+    def load(self, session_id: str) -> SessionData:
+        with self.store.lock:
+            session = self.store.sessions[session_id]
+            infos = [info for info, _ in session.compactions]
+            history = History(
+                list(session.history.messages),
+                stable_prefix_end=session.history.stable_prefix_end,
+                tokens=list(session.history.tokens),
+            )
+            return SessionData(
+                session_id=session_id,
+                title=session.title,
+                history=history,
+                config=session.config,
+                spent_usd=session.spent_usd,
+                revision=session.revision,
+                compactions=infos,
+                events=list(session.events),
+                timeline=build_timeline(((m, t) for _, m, t in session.log), infos),
+                last_seq=session.log[-1][0] if session.log else 0,
+                source_label=self.label,
+                read_only=not self.writable,
+            )
+
+    def poll(self) -> list[SourceChange]:
+        with self.store.lock:
+            changes, self.store.changes = self.store.changes, []
+            return changes
+
+    def wait(self, timeout_s: float, wake: threading.Event) -> None:
+        wake.wait(timeout_s)
+
+    def originals(self, info: CompactionInfo) -> list[tuple[Message, int]]:
+        with self.store.lock:
+            for session in self.store.sessions.values():
+                for candidate, archived in session.compactions:
+                    if candidate.compaction_id == info.compaction_id:
+                        return list(archived)
+            return []
+
+    @contextmanager
+    def managing(self, session_id: str) -> Iterator[SessionManager]:
+        if not self.writable:
+            raise ActionRefused(f"{self.label} is read-only")
+        with self.store.lock:
+            session = self.store.sessions[session_id]
+            config = session.config
+            knobs = {name: getattr(config, name) for name in config.__struct_fields__}
+            manager = SessionManager(
+                session_id=session_id,
+                history=list(session.history.messages),
+                stable_prefix_end=session.history.stable_prefix_end,
+                spent_usd=session.spent_usd,
+                revision=session.revision,
+                persistence=self.store,
+                workspace=self.workspace,
+                **knobs,
+            )
+        try:
+            yield manager
+        finally:
+            if manager.cache is not None:
+                manager.cache.close()
+
+    def undo_latest(self, session_id: str) -> CompactionInfo:
+        if not self.writable:
+            raise ActionRefused(f"{self.label} is read-only")
+        with self.store.lock:
+            session = self.store.sessions[session_id]
+            live = [
+                (index, entry)
+                for index, entry in enumerate(session.compactions)
+                if not entry[0].undone
+            ]
+            if not live:
+                raise ActionRefused("this session has no compaction to undo")
+            index, (info, archived) = live[-1]
+            record = info.record
+            start = record.watermark_before
+            end = start + record.replacement_count
+            if record.summary_message_id not in {m.id for m in session.history.messages[start:end]}:
+                raise ActionRefused("the summary is no longer where it was put")
+            session.history.replace(start, end, [m for m, _ in archived], [t for _, t in archived])
+            undone = CompactionInfo(info.compaction_id, record, True, info.created_at_ms)
+            session.compactions[index] = (undone, archived)
+            session.revision += 1
+            self.store._change(session_id).compacted = True
+            return undone
+
+    def cache_backers(self) -> dict[str, list[tuple[str, str]]]:
+        backers: dict[str, list[tuple[str, str]]] = {}
+        with self.store.lock:
+            for session in self.store.sessions.values():
+                for info, _ in session.compactions:
+                    key = info.record.cache_key
+                    if key and not info.undone:
+                        backers.setdefault(key, []).append((session.session_id, session.title))
+        return backers

@@ -1,0 +1,55 @@
+"""Messages the feed thread posts to the app (toolong's split: the thread reads, the UI draws).
+
+Floods merge: a newer session list or problem replaces an older one still queued (`can_replace`),
+so a writer appending 200 messages a second never builds a backlog of redraws.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from textual.message import Message
+
+from engine import Message as EngineMessage
+from metis_compaction_tui.session_data import EventRow, SessionData
+from metis_compaction_tui.source import SessionRow
+
+
+@dataclass
+class SessionsListed(Message):
+    rows: Sequence[SessionRow]
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, SessionsListed)
+
+
+@dataclass
+class SessionLoaded(Message):
+    """The whole session (first load, another session picked, or rewritten by a compaction)."""
+
+    data: SessionData
+
+
+@dataclass
+class SessionGrew(Message):
+    """Messages and events appended to the loaded session since the last poll."""
+
+    session_id: str
+    new_messages: list[tuple[int, EngineMessage, int]] = field(default_factory=list)
+    new_events: list[EventRow] = field(default_factory=list)
+    spent_usd: Decimal | None = None
+
+
+@dataclass
+class SourceProblem(Message):
+    problem: str
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, SourceProblem)
+
+
+@dataclass
+class SourceRecovered(Message):
+    pass

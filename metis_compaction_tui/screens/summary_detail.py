@@ -1,0 +1,134 @@
+"""A summary beside what it replaced (§4.2, §5): its text, model, prompt version, cache key, hit
+or miss, cost and latency on the left; the archived originals on the right, read in a worker.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from engine import Message
+from metis_compaction_tui.actions import bindings_for
+from metis_compaction_tui.safe_text import safe_text
+from metis_compaction_tui.screens.message_detail import MessageDetailScreen
+from metis_compaction_tui.session_data import CompactionInfo, money
+from metis_compaction_tui.source import SessionSource, SourceUnavailable
+from metis_compaction_tui.widgets.message_list import MessageList, summary_body
+
+
+def _when(ms: int) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ms / 1000)) if ms > 0 else "unknown"
+
+
+def summary_facts(message: Message, info: CompactionInfo | None) -> Text:
+    """The key → value block at the top of the left pane."""
+    text = Text(end="")
+
+    def fact(name: str, value: str, style: str = "") -> None:
+        text.append(f"{name:>15}  ", style="bold")
+        text.append_text(safe_text(value, style, single_line=True, max_chars=120))
+        text.append("\n")
+
+    span = message.metadata.compaction_span
+    if info is None:
+        fact("span", f"{span[0]}–{span[1] - 1}" if span else "unknown")
+        fact("cache key", message.metadata.compaction_cache_key or "none")
+        fact("record", "no compaction record for this summary in the source", "italic")
+        return text
+    record = info.record
+    fact("kind", record.kind + (" (undone)" if info.undone else ""))
+    fact(
+        "span",
+        f"{record.watermark_before}–{record.watermark_after - 1} · "
+        f"{record.span_message_count:,} msgs → {record.replacement_count} "
+        f"(summary{' + fillers' if record.replacement_count > 1 else ''})",
+    )
+    fact("tokens", f"{record.span_token_count_in:,} in → {record.span_token_count_out:,} out")
+    fact("model", record.model or "none")
+    fact("prompt version", record.prompt_version or "none")
+    fact("cache key", record.cache_key or "none")
+    fact("cache", "HIT (no call made, cost 0)" if record.cache_hit else "miss (model called)")
+    fact("cost", money(record.cost_usd))
+    fact("latency", f"{record.latency_ms:,} ms")
+    fact("trigger", record.trigger)
+    fact("committed", _when(info.created_at_ms or record.created_at_ms))
+    if record.instructions:
+        fact("instructions", record.instructions)
+    return text
+
+
+class SummaryDetailScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = bindings_for("summary")
+
+    def __init__(
+        self, source: SessionSource, message: Message, index: int, info: CompactionInfo | None
+    ) -> None:
+        super().__init__()
+        self.source, self.message, self.index, self.info = source, message, index, info
+
+    def compose(self) -> ComposeResult:
+        span = self.message.metadata.compaction_span
+        label = f"Σ {span[0]}–{span[1] - 1}" if span else "truncation notice"
+        heading = Text(f" Summary {label} · message {self.index} ", style="bold", end="")
+        yield Static(heading, id="summary-heading")
+        with Horizontal(id="summary-panes"):
+            with VerticalScroll(id="summary-pane") as left:
+                left.border_title = "Summary"
+                yield Static(summary_facts(self.message, self.info), id="summary-facts")
+                yield Static(safe_text(summary_body(self.message.text())), id="summary-text")
+            with Vertical(id="originals-pane"):
+                originals = MessageList(id="originals")
+                originals.empty_text = "reading the archived originals…"
+                originals.follow = False
+                yield originals
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#originals", MessageList).border_title = "Archived originals"
+        self.query_one("#originals", MessageList).focus()
+        self._load_originals()
+
+    @work(thread=True, exclusive=True, group="originals", exit_on_error=False)
+    def _load_originals(self) -> None:
+        info = self.info
+        if info is None:
+            self.app.call_from_thread(self._show_originals, [], "no record: originals unknown")
+            return
+        try:
+            originals = self.source.originals(info)
+        except SourceUnavailable as error:
+            self.app.call_from_thread(self._show_originals, [], error.problem)
+            return
+        note = "" if originals else "the source kept no originals for this compaction"
+        self.app.call_from_thread(self._show_originals, originals, note)
+
+    def _show_originals(self, originals: list[tuple[Message, int]], note: str) -> None:
+        listing = self.query_one("#originals", MessageList)
+        if note:
+            listing.empty_text = note
+        first = self.info.record.watermark_before if self.info else 0
+        listing.show([m for m, _ in originals], [t for _, t in originals], first_index=first)
+        listing.cursor = 0 if originals else -1
+        listing.scroll_to(y=0, animate=False)
+        tokens = sum(t for _, t in originals)
+        listing.border_title = f"Archived originals · {len(originals):,} msgs · {tokens:,} tok"
+
+    def on_message_list_open(self, event: MessageList.Open) -> None:
+        event.stop()
+        listing = self.query_one("#originals", MessageList)
+        row = event.index - listing.first_index
+        self.app.push_screen(MessageDetailScreen(event.index, event.message, listing.tokens[row]))
+
+    def action_switch_pane(self) -> None:
+        self.focus_next()
+
+    def action_close(self) -> None:
+        self.dismiss(None)

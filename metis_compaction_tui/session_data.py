@@ -1,0 +1,282 @@
+"""What the dashboard shows for one session, as plain data built from engine objects.
+
+No Textual and no I/O here: a `SessionData` is made from any list of engine `Message`s (a live
+store session, an imported transcript, a test fixture) plus the §11 knobs, and every widget
+renders from it. Live updates append in O(new messages); the turn plan is the engine's own
+`plan_turn`, so the dashboard shows exactly what the next turn would do.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from engine import (
+    CompactionConfig,
+    CompactionEvent,
+    CompactionRecord,
+    History,
+    Message,
+    TurnPlan,
+    plan_turn,
+)
+
+
+class Zone(enum.IntEnum):
+    """Where a message sits relative to the watermark (§3.2, §3.3, §7)."""
+
+    PREFIX = 0  # the stable prefix: never compacted
+    SUMMARY = 1  # earlier summaries and their fillers: never re-compacted in v1
+    SPAN = 2  # what a compaction this turn would take
+    HELD = 3  # candidate range with no usable boundary, or slid back past for a tool cycle
+    TAIL = 4  # the preserved recent turns
+
+
+ZONE_NAMES = {
+    Zone.PREFIX: "stable prefix",
+    Zone.SUMMARY: "summaries",
+    Zone.SPAN: "compactable span",
+    Zone.HELD: "held back",
+    Zone.TAIL: "preserved tail",
+}
+
+
+@dataclass(frozen=True)
+class ZoneRange:
+    zone: Zone
+    start: int  # message index, inclusive
+    end: int  # exclusive
+    tokens: int
+
+    @property
+    def count(self) -> int:
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class CompactionInfo:
+    """A committed compaction as the app shows it; `compaction_id` finds its archived originals."""
+
+    compaction_id: int | None
+    record: CompactionRecord
+    undone: bool = False
+    created_at_ms: int = 0
+
+
+@dataclass(frozen=True)
+class EventRow:
+    event_id: int
+    event_type: str
+    event: CompactionEvent
+    created_at_ms: int
+
+
+@dataclass(frozen=True)
+class TimelinePoint:
+    """History tokens at the end of one turn (the last point: now); `compaction` marks a
+    compaction during that turn."""
+
+    turn: int
+    history_tokens: int
+    compaction: str | None = None  # "summary" | "truncation"
+
+
+def is_turn_start(message: Message) -> bool:
+    """A user message that is not a tool result and not synthetic opens a turn."""
+    return message.role == "user" and not message.synthetic and not message.tool_result_ids()
+
+
+def build_timeline(
+    log: Iterable[tuple[Message, int]], compactions: Sequence[CompactionInfo] = ()
+) -> list[TimelinePoint]:
+    """History tokens over turns from the full message log in write order (archived messages
+    included). The message that replaced a span (its summary, or a truncation notice) takes the
+    span's tokens back out, and the next turn carries the compaction mark."""
+    removed_at: dict[str, tuple[int, str]] = {
+        info.record.summary_message_id: (info.record.span_token_count_in, info.record.kind)
+        for info in compactions
+        if info.record.summary_message_id and not info.undone
+    }
+    points: list[TimelinePoint] = []
+    running = 0
+    seen_any = False
+    pending_mark: str | None = None
+    for message, tokens in log:
+        if is_turn_start(message) and seen_any:
+            points.append(TimelinePoint(len(points), running, pending_mark))
+            pending_mark = None
+        seen_any = True
+        running += tokens
+        removal = removed_at.get(message.id)
+        if removal is not None:
+            running = max(0, running - removal[0])
+            pending_mark = removal[1]
+    points.append(TimelinePoint(len(points), running, pending_mark))
+    return points
+
+
+@dataclass
+class SessionData:
+    """One session as the dashboard shows it. `history` is the active history (what the next
+    turn sends); `compactions` and `events` come from the store when there is one."""
+
+    session_id: str
+    title: str
+    history: History
+    config: CompactionConfig
+    spent_usd: Decimal = Decimal(0)
+    revision: int = 0
+    compactions: list[CompactionInfo] = field(default_factory=list)
+    events: list[EventRow] = field(default_factory=list)
+    timeline: list[TimelinePoint] = field(default_factory=list)
+    last_seq: int = 0
+    source_label: str = ""
+    read_only: bool = False  # a transcript: no compact now, no undo
+    _plan: TurnPlan | None = field(default=None, init=False, repr=False)
+
+    @classmethod
+    def from_messages(
+        cls,
+        session_id: str,
+        messages: Sequence[Message],
+        *,
+        config: CompactionConfig | None = None,
+        tokens: Sequence[int] | None = None,
+        stable_prefix_end: int = 0,
+        title: str = "",
+        **fields: object,
+    ) -> SessionData:
+        """Any list of engine Messages (a transcript, a fixture) as a dashboard session."""
+        history = History(messages, stable_prefix_end=stable_prefix_end, tokens=tokens)
+        data = cls(
+            session_id=session_id,
+            title=title or session_id,
+            history=history,
+            config=config or CompactionConfig(),
+            **fields,  # type: ignore[arg-type]
+        )
+        if not data.timeline:
+            data.timeline = build_timeline(zip(history.messages, history.tokens, strict=True))
+        return data
+
+    # -- derived -----------------------------------------------------------------------------
+
+    @property
+    def plan(self) -> TurnPlan:
+        if self._plan is None:
+            self._plan = plan_turn(self.history, self.config, self.spent_usd)
+        return self._plan
+
+    @property
+    def message_count(self) -> int:
+        return len(self.history)
+
+    @property
+    def pending_history_tokens(self) -> int:
+        return self.plan.decision.pending_history_tokens
+
+    def zones(self) -> list[ZoneRange]:
+        """The watermark strip: prefix | summaries | span | held | tail; empty zones left out."""
+        history, plan = self.history, self.plan
+        count = len(history)
+        prefix_end = history.stable_prefix_end
+        floor = max(plan.floor, prefix_end)
+        nominal = max(floor, count - plan.preserve_recent_turns)
+        if plan.span is not None:
+            cuts = [
+                (Zone.PREFIX, 0, prefix_end),
+                (Zone.SUMMARY, prefix_end, floor),
+                (Zone.SPAN, floor, plan.span.watermark),
+                (Zone.HELD, plan.span.watermark, plan.span.nominal_watermark),
+                (Zone.TAIL, plan.span.nominal_watermark, count),
+            ]
+        else:
+            cuts = [
+                (Zone.PREFIX, 0, prefix_end),
+                (Zone.SUMMARY, prefix_end, floor),
+                (Zone.HELD, floor, nominal),
+                (Zone.TAIL, nominal, count),
+            ]
+        return [
+            ZoneRange(zone, start, end, history.range_tokens(start, end))
+            for zone, start, end in cuts
+            if end > start
+        ]
+
+    def zone_of(self, index: int, zones: Sequence[ZoneRange] | None = None) -> Zone:
+        for zone_range in zones if zones is not None else self.zones():
+            if zone_range.start <= index < zone_range.end:
+                return zone_range.zone
+        return Zone.TAIL
+
+    def compaction_for(self, message: Message) -> CompactionInfo | None:
+        """The committed compaction whose summary (or truncation notice) is `message`."""
+        for info in reversed(self.compactions):
+            if info.record.summary_message_id == message.id:
+                return info
+        key = message.metadata.compaction_cache_key
+        if key:
+            for info in reversed(self.compactions):
+                if info.record.cache_key == key and not info.undone:
+                    return info
+        return None
+
+    def latest_compaction(self) -> CompactionInfo | None:
+        for info in reversed(self.compactions):
+            if not info.undone:
+                return info
+        return None
+
+    # -- live updates --------------------------------------------------------------------------
+
+    def append(self, messages: Iterable[tuple[Message, int]], last_seq: int | None = None) -> int:
+        """Messages appended by the writer, in order; returns how many were added."""
+        # The timeline's last point is "now"; a new turn freezes it as that turn's start.
+        if not self.timeline:
+            self.timeline.append(TimelinePoint(0, self.history.total_tokens))
+        added = 0
+        for message, tokens in messages:
+            if is_turn_start(message) and len(self.history):
+                now = self.timeline[-1]
+                self.timeline[-1] = TimelinePoint(
+                    now.turn, self.history.total_tokens, now.compaction
+                )
+                self.timeline.append(TimelinePoint(now.turn + 1, self.history.total_tokens))
+            self.history.append(message, tokens)
+            added += 1
+        if added:
+            self._plan = None
+            now = self.timeline[-1]
+            self.timeline[-1] = TimelinePoint(now.turn, self.history.total_tokens, now.compaction)
+        if last_seq is not None:
+            self.last_seq = max(self.last_seq, last_seq)
+        return added
+
+    def add_events(self, events: Iterable[EventRow]) -> int:
+        known = {row.event_id for row in self.events[-200:]}
+        fresh = [row for row in events if row.event_id not in known]
+        self.events.extend(fresh)
+        return len(fresh)
+
+    def set_spent(self, spent_usd: Decimal) -> None:
+        if spent_usd != self.spent_usd:
+            self.spent_usd = spent_usd
+            self._plan = None
+
+
+def short_tokens(count: int) -> str:
+    """12 · 980 · 1.2k · 41k · 1.3M: what fits a narrow column."""
+    if count < 1_000:
+        return str(count)
+    if count < 10_000:
+        return f"{count / 1000:.1f}k"
+    if count < 1_000_000:
+        return f"{count // 1000}k"
+    return f"{count / 1_000_000:.1f}M"
+
+
+def money(value: Decimal) -> str:
+    """$0.0123: four places, enough for summaries that cost a fraction of a cent."""
+    return f"${value.quantize(Decimal('0.0001'))}"

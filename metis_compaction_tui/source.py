@@ -1,0 +1,102 @@
+"""The small interface the app talks to (harlequin's adapter split): where sessions come from.
+
+`StoreSource` reads and acts on the live `<workspace>/.metis/` store; `MemorySource` holds sessions
+in memory (a transcript, a test). The app never touches SQLite or the store module directly.
+Every method may be called from a worker thread; implementations keep their connections
+per thread. Failures the user should see come out as `SourceUnavailable(problem)`.
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Protocol
+
+from engine import Message, SessionManager, TriggerAction
+from metis_compaction_tui.session_data import CompactionInfo, EventRow, SessionData
+
+
+class SourceUnavailable(Exception):
+    """The store cannot be read right now (missing, locked, corrupt). `problem` is one line."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(problem)
+        self.problem = problem
+
+
+class ActionRefused(Exception):
+    """An action the source declined (undo with nothing to undo, a read-only source): `reason`."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    """One line of the session list: enough for live pressure without loading the history."""
+
+    session_id: str
+    title: str
+    message_count: int
+    pending_history_tokens: int
+    threshold_tokens: int
+    hard_cap_tokens: int
+    action: TriggerAction
+    updated_at_ms: int = 0
+
+
+@dataclass
+class SourceChange:
+    """What changed in one session since the last poll (O(new rows))."""
+
+    session_id: str
+    new_messages: list[tuple[int, Message, int]] = field(default_factory=list)  # seq, msg, tokens
+    compacted: bool = False  # the history was rewritten (compaction, undo): reload it
+    new_events: list[EventRow] = field(default_factory=list)
+    sessions_changed: bool = False  # a session was created
+    spent_usd: Decimal | None = None  # the session's compaction spend, when it may have moved
+
+
+class SessionSource(Protocol):
+    label: str  # shown in the title bar: a workspace path, a transcript file
+    writable: bool  # False: no compact now, no undo, no cache actions
+    cache_path: Path | None  # the workspace's compaction-cache.sqlite, if any
+
+    def open(self) -> None:
+        """Connect (again); raises SourceUnavailable."""
+
+    def close(self) -> None: ...
+
+    def sessions(self) -> list[SessionRow]: ...
+
+    def load(self, session_id: str) -> SessionData:
+        """The whole session as the dashboard shows it; O(history)."""
+        ...
+
+    def poll(self) -> list[SourceChange]:
+        """What changed since the last poll (cheap when nothing did); raises SourceUnavailable."""
+        ...
+
+    def wait(self, timeout_s: float, wake: threading.Event) -> None:
+        """Block until a change is likely, `wake` is set, or the timeout passes."""
+
+    def originals(self, info: CompactionInfo) -> list[tuple[Message, int]]:
+        """The archived messages a compaction replaced, in order, with their token counts."""
+        ...
+
+    def managing(self, session_id: str) -> AbstractContextManager[SessionManager]:
+        """A SessionManager over the session as stored now, for compact now; use it in the
+        calling thread only, inside the `with`. Raises ActionRefused on a read-only source."""
+        ...
+
+    def undo_latest(self, session_id: str) -> CompactionInfo:
+        """Undo the latest compaction; raises ActionRefused(reason)."""
+        ...
+
+    def cache_backers(self) -> dict[str, list[tuple[str, str]]]:
+        """cache_key → [(session_id, title)] of every live summary the key produced."""
+        ...

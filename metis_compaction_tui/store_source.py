@@ -1,0 +1,315 @@
+"""The live workspace store (`engine.store` / `engine.tail`, docs/store-api.md) as a SessionSource.
+
+Threads: the feed thread keeps one SessionStore and the tailer for the app's lifetime; every
+other call (an originals lookup, an undo, a compact-now conversation) opens its own short-lived
+SessionStore in the calling thread and closes it, so no SQLite connection crosses threads.
+A store file deleted or replaced under us reads on happily from the old inode, so `poll` also
+checks the file's identity and reports the change as a problem until the store is back.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from engine import History, SessionManager, decide_trigger
+from metis_compaction_tui.session_data import (
+    CompactionInfo,
+    EventRow,
+    SessionData,
+    build_timeline,
+)
+from metis_compaction_tui.source import ActionRefused, SessionRow, SourceChange, SourceUnavailable
+
+if TYPE_CHECKING:
+    from engine.store import SessionStore
+
+PAGE = 10_000
+
+
+def _store_errors() -> tuple[type[BaseException], ...]:
+    from engine.store import StoreError
+
+    return (StoreError, sqlite3.Error, OSError)
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return (stat.st_dev, stat.st_ino)
+
+
+def event_row(stored: Any) -> EventRow:
+    return EventRow(stored.event_id, stored.event_type, stored.event, stored.created_at_ms)
+
+
+def compaction_info(stored: Any) -> CompactionInfo:
+    return CompactionInfo(stored.compaction_id, stored.record, stored.undone, stored.created_at_ms)
+
+
+class StoreSource:
+    writable = True
+
+    def __init__(self, workspace: Path, *, poll_interval_s: float = 0.25) -> None:
+        self.workspace = Path(workspace)
+        self.label = str(self.workspace)
+        self.metis_dir = self.workspace / ".metis"
+        self.db_path = self.metis_dir / "sessions.sqlite"
+        self.cache_path: Path | None = self.metis_dir / "compaction-cache.sqlite"
+        self.poll_interval_s = poll_interval_s
+        self._feed_store: SessionStore | None = None
+        self._feed_identity: tuple[int, int] | None = None
+        self._tailer: Any = None
+        self._watch: Iterator[set[Any]] | None = None
+        self._lock = threading.Lock()
+
+    # -- connections -------------------------------------------------------------------------
+
+    def _open_store(self) -> SessionStore:
+        from engine.store import SessionStore
+
+        try:
+            return SessionStore.open(self.workspace)
+        except _store_errors() as error:
+            raise SourceUnavailable(str(error) or type(error).__name__) from None
+
+    @contextmanager
+    def _short_store(self) -> Iterator[SessionStore]:
+        """A connection for one call in the calling thread, closed after."""
+        store = self._open_store()
+        try:
+            yield store
+        except _store_errors() as error:
+            if isinstance(error, ActionRefused):
+                raise
+            raise SourceUnavailable(str(error) or type(error).__name__) from None
+        finally:
+            store.close()
+
+    def _feed(self) -> SessionStore:
+        if self._feed_store is None:
+            raise SourceUnavailable(f"{self.db_path} is not open")
+        return self._feed_store
+
+    def open(self) -> None:
+        from engine.tail import StoreTailer
+
+        self.close()
+        identity = _identity(self.db_path)
+        if identity is None:
+            raise SourceUnavailable(f"no session store at {self.db_path} (is metis dev running?)")
+        self._feed_store = self._open_store()
+        self._feed_identity = identity
+        try:
+            self._tailer = StoreTailer(self.workspace, poll_interval_s=self.poll_interval_s)
+            self._tailer.read_now()  # the cursor starts at the end: load() reads the rest
+        except _store_errors() as error:
+            self.close()
+            raise SourceUnavailable(str(error) or type(error).__name__) from None
+
+    def close(self) -> None:
+        store, self._feed_store = self._feed_store, None
+        if store is not None:
+            try:
+                store.close()
+            except _store_errors():
+                pass
+        self._tailer = None
+        self._watch = None
+
+    # -- reading (feed thread) -----------------------------------------------------------------
+
+    def _guarded(self, call: Any) -> Any:
+        try:
+            return call()
+        except SourceUnavailable:
+            raise
+        except _store_errors() as error:
+            raise SourceUnavailable(str(error) or type(error).__name__) from None
+
+    def sessions(self) -> list[SessionRow]:
+        return self._guarded(
+            lambda: [self._session_row(info) for info in self._feed().list_sessions()]
+        )
+
+    def _session_row(self, info: Any) -> SessionRow:
+        """Live pressure without the history: the prefix and the preserved tail are read (a few
+        rows each) and taken off the total (§3.1 step 1)."""
+        store, config = self._feed(), info.config
+        preserve = config.compaction_preserve_recent_turns
+        count = info.message_count
+        prefix = sum(
+            m.tokens for m in store.active_messages(info.session_id, 0, info.stable_prefix_end)
+        )
+        tail_start = max(info.stable_prefix_end, count - preserve)
+        tail = sum(m.tokens for m in store.active_messages(info.session_id, tail_start, count))
+        pending = max(0, info.total_tokens - prefix - tail)
+        decision = decide_trigger(pending, config, info.spent_usd)
+        return SessionRow(
+            info.session_id,
+            info.title,
+            count,
+            pending,
+            config.compaction_threshold_tokens,
+            config.compaction_hard_cap_tokens,
+            decision.action,
+            info.updated_at_ms,
+        )
+
+    def load(self, session_id: str) -> SessionData:
+        return self._guarded(lambda: self._load(session_id))
+
+    def _load(self, session_id: str) -> SessionData:
+        store = self._feed()
+        info = store.session_info(session_id)
+        snapshot = store.snapshot(session_id)
+        compactions = [compaction_info(c) for c in store.compactions(session_id)]
+        events = self._all_events(store, session_id)
+        log, last_seq = self._log(store, session_id)
+        history = History(
+            snapshot.messages, stable_prefix_end=snapshot.stable_prefix_end, tokens=snapshot.tokens
+        )
+        return SessionData(
+            session_id=session_id,
+            title=info.title or session_id,
+            history=history,
+            config=info.config,
+            spent_usd=snapshot.spent_usd,
+            revision=snapshot.revision,
+            compactions=compactions,
+            events=events,
+            timeline=build_timeline(log, compactions),
+            last_seq=max(last_seq, info.last_seq),
+            source_label=self.label,
+        )
+
+    @staticmethod
+    def _all_events(store: SessionStore, session_id: str) -> list[EventRow]:
+        rows: list[EventRow] = []
+        after = 0
+        while True:
+            page = store.events(session_id, after_id=after, limit=1000)
+            rows.extend(event_row(e) for e in page)
+            if len(page) < 1000:
+                return rows
+            after = page[-1].event_id
+
+    @staticmethod
+    def _log(store: SessionStore, session_id: str) -> tuple[list[tuple[Any, int]], int]:
+        """Every message in write order, archived ones included, for the token timeline."""
+        log: list[tuple[Any, int]] = []
+        seq = 0
+        while True:
+            page = store.messages_after(session_id, seq, limit=PAGE, include_replacements=True)
+            log.extend((m.message, m.tokens) for m in page)
+            if not page:
+                return log, seq
+            seq = page[-1].seq
+            if len(page) < PAGE:
+                return log, seq
+
+    def poll(self) -> list[SourceChange]:
+        if _identity(self.db_path) != self._feed_identity:
+            self.close()
+            raise SourceUnavailable(f"{self.db_path} was deleted or replaced; waiting for it")
+        if self._tailer is None:
+            raise SourceUnavailable(f"{self.db_path} is not open")
+        updates = self._guarded(self._tailer.read_now)
+        if self._tailer.problem:  # the tailer retries on its own; meanwhile the user is told
+            raise SourceUnavailable(self._tailer.problem)
+        changes: list[SourceChange] = []
+        for update in updates:
+            change = SourceChange(
+                update.session_id,
+                [(m.seq, m.message, m.tokens) for m in update.new_messages],
+                update.compacted,
+                [event_row(e) for e in update.new_events],
+                update.sessions_changed,
+            )
+            if update.new_events or update.compacted:
+                change.spent_usd = self._guarded(
+                    lambda sid=update.session_id: self._feed().session_info(sid).spent_usd
+                )
+            changes.append(change)
+        return changes
+
+    def wait(self, timeout_s: float, wake: threading.Event) -> None:
+        """A file event on the db or its -wal is the hint (never -shm: reading rewrites it);
+        the tailer confirms with PRAGMA data_version. No events: the timeout is the poll."""
+        try:
+            import watchfiles
+        except ImportError:  # pragma: no cover - a dependency, but keep polling if absent
+            wake.wait(timeout_s)
+            return
+        if self._watch is None:
+            names = {self.db_path.name, f"{self.db_path.name}-wal"}
+
+            def only_db(_change: Any, path: str) -> bool:
+                return os.path.basename(path) in names
+
+            try:
+                self._watch = iter(
+                    watchfiles.watch(
+                        self.metis_dir,
+                        watch_filter=only_db,
+                        stop_event=wake,
+                        yield_on_timeout=True,
+                        rust_timeout=max(50, int(timeout_s * 1000)),
+                        debounce=50,
+                        step=20,
+                    )
+                )
+            except (OSError, RuntimeError):
+                self._watch = None
+                wake.wait(timeout_s)
+                return
+        try:
+            next(self._watch)
+        except (StopIteration, OSError, RuntimeError):
+            self._watch = None  # woken, or the folder went away: start again next time
+            if not wake.is_set():
+                wake.wait(timeout_s)
+
+    # -- acting (any thread) -------------------------------------------------------------------
+
+    def originals(self, info: CompactionInfo) -> list[tuple[Any, int]]:
+        if info.compaction_id is None:
+            return []
+        with self._short_store() as store:
+            return [(m.message, m.tokens) for m in store.archived_messages(info.compaction_id)]
+
+    @contextmanager
+    def managing(self, session_id: str) -> Iterator[SessionManager]:
+        with self._short_store() as store:
+            manager = store.manager(session_id)
+            try:
+                yield manager
+            finally:
+                if manager.cache is not None:
+                    manager.cache.close()
+
+    def undo_latest(self, session_id: str) -> CompactionInfo:
+        from engine.store import UndoRefused
+
+        with self._short_store() as store:
+            try:
+                return compaction_info(store.undo_latest_compaction(session_id))
+            except UndoRefused as refused:
+                raise ActionRefused(getattr(refused, "reason", str(refused))) from None
+
+    def cache_backers(self) -> dict[str, list[tuple[str, str]]]:
+        backers: dict[str, list[tuple[str, str]]] = {}
+        with self._short_store() as store:
+            for info in store.list_sessions():
+                for stored in store.compactions(info.session_id):
+                    key = stored.record.cache_key
+                    if key and not stored.undone:
+                        backers.setdefault(key, []).append((info.session_id, info.title))
+        return backers

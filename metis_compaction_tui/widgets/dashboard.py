@@ -1,0 +1,84 @@
+"""One session at a glance: pressure, tokens over turns, watermark, trigger, messages, events.
+
+Renders from a `SessionData` only, so any list of engine Messages (the live store, a transcript)
+can be shown. The app owns the data and calls `show` (a new or rewritten session) or `grew`
+(appends) on the UI thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+
+from metis_compaction_tui.session_data import SessionData, ZoneRange, short_tokens
+from metis_compaction_tui.widgets.events_timeline import EventsTimeline
+from metis_compaction_tui.widgets.message_list import MessageList
+from metis_compaction_tui.widgets.pressure_gauge import PressureGauge
+from metis_compaction_tui.widgets.token_sparkline import TokenSparkline
+from metis_compaction_tui.widgets.trigger_panel import TriggerPanel
+from metis_compaction_tui.widgets.watermark_strip import WatermarkStrip
+
+
+class Dashboard(Vertical):
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.data: SessionData | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="overview"):
+            yield PressureGauge(id="gauge")
+            yield TokenSparkline(id="sparkline")
+            yield WatermarkStrip(id="watermark")
+            yield TriggerPanel(id="trigger")
+        yield MessageList(id="messages")
+        yield EventsTimeline(id="events")
+
+    def on_mount(self) -> None:
+        self.query_one(MessageList).border_title = "Messages"
+        self.query_one(EventsTimeline).border_title = "Events"
+
+    @property
+    def messages(self) -> MessageList:
+        return self.query_one(MessageList)
+
+    @property
+    def events(self) -> EventsTimeline:
+        return self.query_one(EventsTimeline)
+
+    def show(self, data: SessionData) -> None:
+        self.data = data
+        zones = data.zones()
+        self.messages.show(data.history.messages, data.history.tokens, zones)
+        self.events.show(data.events)
+        self._overview(data, zones)
+
+    def grew(self, added_messages: int, added_events: int) -> None:
+        data = self.data
+        if data is None:
+            return
+        zones = data.zones()
+        if added_messages:
+            self.messages.appended(zones)
+        if added_events:
+            self.events.appended()
+        self._overview(data, zones)
+
+    def _overview(self, data: SessionData, zones: Sequence[ZoneRange]) -> None:
+        plan, config = data.plan, data.config
+        self.query_one(PressureGauge).set_pressure(
+            plan.decision.pending_history_tokens,
+            config.compaction_threshold_tokens,
+            config.compaction_hard_cap_tokens,
+        )
+        self.query_one(TokenSparkline).set_points(data.timeline)
+        self.query_one(WatermarkStrip).set_watermark(
+            zones, plan.span, plan.message_count, plan.floor
+        )
+        self.query_one(TriggerPanel).set_plan(plan, config.compaction_model)
+        self.messages.border_title = (
+            f"Messages · {data.message_count:,} · {short_tokens(data.history.total_tokens)} tok"
+        )
+        summaries = sum(1 for info in data.compactions if not info.undone)
+        self.events.border_title = f"Events · {len(data.events):,} · {summaries} compactions"

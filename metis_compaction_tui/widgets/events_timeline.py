@@ -1,0 +1,87 @@
+"""§6 live: started / completed / failed, newest at the bottom, with failure modes and truncations.
+
+Error messages come from the store (already redacted by the engine, §6) and are still untrusted
+text: they go through safe_text like everything else.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import ClassVar
+
+from rich.text import Text
+
+from engine import CompactionCompleted, CompactionFailed, CompactionStarted
+from metis_compaction_tui.safe_text import safe_text
+from metis_compaction_tui.session_data import EventRow, money, short_tokens
+from metis_compaction_tui.widgets.row_list import RowList
+
+
+def clock(ms: int) -> str:
+    if ms <= 0:
+        return "--:--:--"
+    return time.strftime("%H:%M:%S", time.localtime(ms / 1000))
+
+
+class EventsTimeline(RowList):
+    COMPONENT_CLASSES: ClassVar[set[str]] = RowList.COMPONENT_CLASSES | {
+        "events--time",
+        "events--started",
+        "events--completed",
+        "events--failed",
+        "events--detail",
+    }
+    empty_text = "no compaction events yet"
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.events: Sequence[EventRow] = ()
+
+    def show(self, events: Sequence[EventRow]) -> None:
+        self.events = events
+        self.rows_replaced()
+
+    def appended(self) -> None:
+        self.rows_appended()
+
+    def row_count(self) -> int:
+        return len(self.events)
+
+    def render_row(self, index: int, width: int) -> Text:
+        style = self.get_component_rich_style
+        row = self.events[index]
+        event = row.event
+        text = Text(no_wrap=True, end="")
+        text.append(f"{clock(row.created_at_ms)} ", style("events--time"))
+        detail = style("events--detail")
+        if isinstance(event, CompactionStarted):
+            text.append("▶ started   ", style("events--started"))
+            text.append(
+                f"{event.threshold_or_hard_cap:<9} {event.watermark_before}+"
+                f"{event.span_message_count} msgs · {short_tokens(event.span_token_count_in)} tok",
+                detail,
+            )
+        elif isinstance(event, CompactionCompleted):
+            text.append("✓ completed ", style("events--completed"))
+            text.append(
+                f"{'cache hit' if event.cache_hit else 'miss':<9} "
+                f"{event.watermark_before}–{event.watermark_after - 1} · "
+                f"{short_tokens(event.span_token_count_in)}→"
+                f"{short_tokens(event.span_token_count_out)} tok · {money(event.cost_usd)} · "
+                f"{event.latency_ms:,} ms · key {event.cache_key[:10]}",
+                detail,
+            )
+        elif isinstance(event, CompactionFailed):
+            text.append("✗ failed    ", style("events--failed"))
+            text.append(f"{event.failure_mode} ", style("events--failed"))
+            pieces = [f"at {event.watermark_before}"]
+            if event.truncated_message_count:
+                pieces.append(f"truncated {event.truncated_message_count:,} msgs")
+            if event.error_class:
+                pieces.append(event.error_class)
+            text.append(" · ".join(pieces), detail)
+            if event.error_message:
+                text.append(" · ", detail)
+                text.append_text(safe_text(event.error_message, detail, single_line=True))
+        return text

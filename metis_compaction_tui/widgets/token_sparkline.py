@@ -1,0 +1,84 @@
+"""History tokens over turns, two rows of eighth-blocks (16 levels), compactions marked ▼.
+
+Textual's Sparkline has no way to mark a point, so this draws its own: one column per turn (or per
+bucket of turns when there are more turns than columns, each bucket showing its maximum), the
+columns holding a compaction in the compaction colour with a ▼ above the bar.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from rich.text import Text
+from textual.widget import Widget
+
+from metis_compaction_tui.session_data import TimelinePoint, short_tokens
+
+LABEL = "Tokens    "
+BLOCKS = " ▁▂▃▄▅▆▇█"
+
+
+class TokenSparkline(Widget):
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "sparkline--label",
+        "sparkline--bar",
+        "sparkline--compaction",
+        "sparkline--truncation",
+        "sparkline--legend",
+    }
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.points: Sequence[TimelinePoint] = ()
+
+    def set_points(self, points: Sequence[TimelinePoint]) -> None:
+        self.points = points
+        self.refresh()
+
+    def _buckets(self, columns: int) -> list[tuple[int, str | None]]:
+        points = self.points
+        if not points or columns <= 0:
+            return []
+        if len(points) <= columns:
+            return [(p.history_tokens, p.compaction) for p in points]
+        buckets: list[tuple[int, str | None]] = []
+        for column in range(columns):
+            start = column * len(points) // columns
+            end = max(start + 1, (column + 1) * len(points) // columns)
+            chunk = points[start:end]
+            mark = next((p.compaction for p in chunk if p.compaction), None)
+            buckets.append((max(p.history_tokens for p in chunk), mark))
+        return buckets
+
+    def render(self) -> Text:
+        style = self.get_component_rich_style
+        width = max(10, self.size.width)
+        compactions = sum(1 for p in self.points if p.compaction)
+        peak = max((p.history_tokens for p in self.points), default=0)
+        now = self.points[-1].history_tokens if self.points else 0
+        legend = f" now {short_tokens(now)} · peak {short_tokens(peak)} · ▼ {compactions}"
+        columns = max(1, width - len(LABEL) - len(legend))
+        buckets = self._buckets(columns)
+        top, bottom = Text(no_wrap=True, end=""), Text(no_wrap=True, end="")
+        top.append(LABEL, style("sparkline--label"))
+        bottom.append(
+            f"{len(self.points)} turns".ljust(len(LABEL))[: len(LABEL)], style("sparkline--legend")
+        )
+        scale = max(peak, 1)
+        for value, mark in buckets:
+            level = round(value / scale * 16)
+            kind = "bar" if mark is None else "compaction" if mark == "summary" else "truncation"
+            cell_style = style(f"sparkline--{kind}")
+            lower = BLOCKS[min(8, level)]
+            upper = BLOCKS[max(0, level - 8)] if level > 8 else ("▼" if mark else " ")
+            top.append(upper, cell_style)
+            bottom.append(lower if level > 0 else ("▁" if value > 0 else " "), cell_style)
+        top.append(" " * (columns - len(buckets)))
+        bottom.append(" " * (columns - len(buckets)))
+        top.append(legend, style("sparkline--legend"))
+        text = Text(no_wrap=True, end="")
+        text.append_text(top)
+        text.append("\n")
+        text.append_text(bottom)
+        return text

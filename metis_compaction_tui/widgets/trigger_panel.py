@@ -1,0 +1,130 @@
+"""What the engine would do this turn and why (§3.1), and compaction spend against the budget.
+
+The decision is `engine.plan_turn`'s, explained by `TriggerDecision.explain()`; a trigger that
+fires with no valid boundary (§3.3) is called out, since that turn would fail instead.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from functools import partial
+from typing import ClassVar
+
+from rich.text import Text
+from textual.widget import Widget
+
+from engine import TriggerAction, TriggerReason, TurnPlan
+from metis_compaction_tui.session_data import money
+from metis_compaction_tui.widgets.fit import first_fitting, fit, lines
+
+LABEL = "Trigger   "
+LEADING_VERB = re.compile(r"^(skip|soft|forced): ")
+SPEND_LABEL = "Spend     "
+
+
+def badge_of(plan: TurnPlan) -> tuple[str, str]:
+    """(badge text, component class) for the decision: skip, soft, forced, budget, no boundary."""
+    decision = plan.decision
+    if decision.fires and plan.span is None:
+        return " NO BOUNDARY ", "trigger--forced"
+    if decision.reason is TriggerReason.BUDGET_EXHAUSTED_FORCED:
+        return " FORCED · BUDGET ", "trigger--forced"
+    if decision.reason is TriggerReason.BUDGET_EXHAUSTED_SKIP:
+        return " SKIP · BUDGET ", "trigger--budget"
+    if decision.action is TriggerAction.FORCED:
+        return " FORCED ", "trigger--forced"
+    if decision.action is TriggerAction.SOFT:
+        return " SOFT ", "trigger--soft"
+    return " SKIP ", "trigger--skip"
+
+
+class TriggerPanel(Widget):
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "trigger--label",
+        "trigger--skip",
+        "trigger--soft",
+        "trigger--forced",
+        "trigger--budget",
+        "trigger--explain",
+        "trigger--spend",
+        "trigger--spend-empty",
+        "trigger--spend-over",
+        "trigger--model",
+    }
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.plan: TurnPlan | None = None
+        self.model = ""
+
+    def set_plan(self, plan: TurnPlan, model: str) -> None:
+        self.plan, self.model = plan, model
+        self.refresh()
+
+    def render(self) -> Text:
+        style = self.get_component_rich_style
+        width = max(10, self.size.width)
+        head = Text(no_wrap=True, end="")
+        head.append(LABEL, style("trigger--label"))
+        if self.plan is None:
+            head.append("no session", style("trigger--explain"))
+            return head
+        badge, badge_class = badge_of(self.plan)
+        head.append(badge, style(badge_class))
+        head.append(" ")
+        room = width - head.cell_len
+        reason = first_fitting(
+            (partial(Text, line, style("trigger--explain"), end="") for line in self._reasons()),
+            room,
+        )
+        return lines(head + reason, fit(self._spend_line(), width))
+
+    def _reasons(self) -> list[str]:
+        """Why, longest first: the engine's own sentence (its leading verb is the badge's)."""
+        assert self.plan is not None
+        plan, decision = self.plan, self.plan.decision
+        sentence = LEADING_VERB.sub("", decision.explain())
+        pending, thr, cap = (
+            decision.pending_history_tokens,
+            decision.threshold_tokens,
+            decision.hard_cap_tokens,
+        )
+        if decision.fires and plan.span is None:
+            return [
+                f"{sentence}, but no tool-cycle boundary: the turn fails (no_valid_boundary)",
+                f"{pending:,} ≥ {thr:,} but no tool-cycle boundary (no_valid_boundary)",
+                "no tool-cycle boundary: no_valid_boundary",
+            ]
+        short = {
+            TriggerReason.BELOW_THRESHOLD: f"{pending:,} pending < threshold {thr:,}",
+            TriggerReason.THRESHOLD_CROSSED: f"{pending:,} pending ≥ threshold {thr:,}",
+            TriggerReason.BUDGET_EXHAUSTED_SKIP: "threshold reached, budget spent: skipped",
+            TriggerReason.HARD_CAP_CROSSED: f"{pending:,} pending ≥ hard cap {cap:,}",
+            TriggerReason.BUDGET_EXHAUSTED_FORCED: "hard cap reached, budget spent: runs anyway",
+            TriggerReason.NOT_REDUCIBLE: "over threshold, but compaction can't get under it",
+        }[decision.reason]
+        return [sentence, short]
+
+    def _spend_line(self) -> Text:
+        style = self.get_component_rich_style
+        assert self.plan is not None
+        spent, budget = self.plan.decision.spent_usd, self.plan.decision.budget_usd
+        width = max(10, self.size.width)
+        bar_cells = max(6, min(20, width // 6))
+        ratio = float(spent / budget) if budget > 0 else (1.0 if spent > 0 else 0.0)
+        filled = min(bar_cells, round(ratio * bar_cells))
+        over = spent >= budget and budget >= Decimal(0) and spent > 0
+        text = Text(no_wrap=True, end="")
+        text.append(SPEND_LABEL, style("trigger--label"))
+        text.append("█" * filled, style("trigger--spend-over" if over else "trigger--spend"))
+        text.append("░" * (bar_cells - filled), style("trigger--spend-empty"))
+        text.append(f" {money(spent)} of {money(budget)}", style("trigger--explain"))
+        if over:
+            text.append(" · budget spent", style("trigger--spend-over"))
+        text.append(" · model ", style("trigger--explain"))
+        model_note = self.model
+        if self.model.startswith("local:"):
+            model_note += " (offline)"
+        text.append(model_note, style("trigger--model"))
+        return text
