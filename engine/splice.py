@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from engine.history import History, text_message
 from engine.messages import Message, Role, validate_history
 
-ASSISTANT_FILLER_TEXT = "Understood. I will continue from the summary above."
+ASSISTANT_FILLER_TEXT = "Understood. I will continue from the note above."
 TRUNCATION_NOTICE = "[{count} earlier messages were dropped to keep the session under its hard cap]"
 
 _counter = itertools.count()

@@ -167,7 +167,7 @@ def tool_history() -> History:
 @pytest.mark.parametrize(
     ("start", "end"),
     [(0, 2), (2, 4), (2, 3)],
-    ids=["cut-after-the-call", "cut-before-the-result-span-starts", "result-only"],
+    ids=["cut-after-the-call", "span-starts-at-the-result", "result-only"],
 )
 def test_splicing_across_a_tool_cycle_raises_and_leaves_the_history_unchanged(
     start: int, end: int

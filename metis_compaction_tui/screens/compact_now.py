@@ -68,6 +68,15 @@ def preview_facts(preview: CompactionPreview) -> Text:
     return text
 
 
+def preview_line(preview: CompactionPreview) -> Text:
+    span = preview.span
+    return Text(
+        f"span {span.start}–{span.watermark - 1} · {span.span_message_count:,} msgs · "
+        f"{span.span_tokens:,} tokens in · {preview.model}",
+        end="",
+    )
+
+
 def prepared_facts(prepared: PreparedCompaction) -> Text:
     text = Text(end="")
     text.append("Summary ready · ", style="bold")
@@ -265,6 +274,8 @@ class CompactNowScreen(ModalScreen[CompactionOutcome | None]):
         if not self.is_attached:
             return
         self.prepared = prepared
+        if self.preview is not None:  # room for the summary: the preview shrinks to one line
+            self.query_one("#cn-preview", Static).update(preview_line(self.preview))
         self.query_one("#cn-summary-text", Static).update(safe_text(prepared.summary))
         self._result(prepared_facts(prepared))
         self._set_state("review")

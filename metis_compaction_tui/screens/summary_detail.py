@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from typing import ClassVar
 
+from rich.table import Table
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -28,41 +29,40 @@ def _when(ms: int) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ms / 1000)) if ms > 0 else "unknown"
 
 
-def summary_facts(message: Message, info: CompactionInfo | None) -> Text:
-    """The key → value block at the top of the left pane."""
-    text = Text(end="")
+def summary_facts(message: Message, info: CompactionInfo | None) -> Table:
+    """The key → value block at the top of the left pane (values wrap under themselves)."""
+    table = Table.grid(padding=(0, 1))
+    table.add_column(justify="right", style="bold", no_wrap=True)
+    table.add_column(overflow="fold")
 
     def fact(name: str, value: str, style: str = "") -> None:
-        text.append(f"{name:>15}  ", style="bold")
-        text.append_text(safe_text(value, style, single_line=True, max_chars=120))
-        text.append("\n")
+        table.add_row(Text(name, end=""), safe_text(value, style))
 
     span = message.metadata.compaction_span
     if info is None:
         fact("span", f"{span[0]}–{span[1] - 1}" if span else "unknown")
         fact("cache key", message.metadata.compaction_cache_key or "none")
         fact("record", "no compaction record for this summary in the source", "italic")
-        return text
+        return table
     record = info.record
     fact("kind", record.kind + (" (undone)" if info.undone else ""))
     fact(
         "span",
-        f"{record.watermark_before}–{record.watermark_after - 1} · "
-        f"{record.span_message_count:,} msgs → {record.replacement_count} "
-        f"(summary{' + fillers' if record.replacement_count > 1 else ''})",
+        f"{record.watermark_before}–{record.watermark_after - 1}: "
+        f"{record.span_message_count:,} msgs → {record.replacement_count}",
     )
     fact("tokens", f"{record.span_token_count_in:,} in → {record.span_token_count_out:,} out")
     fact("model", record.model or "none")
-    fact("prompt version", record.prompt_version or "none")
+    fact("prompt", record.prompt_version or "none")
     fact("cache key", record.cache_key or "none")
-    fact("cache", "HIT (no call made, cost 0)" if record.cache_hit else "miss (model called)")
+    fact("cache", "HIT (no call, cost 0)" if record.cache_hit else "miss (model called)")
     fact("cost", money(record.cost_usd))
     fact("latency", f"{record.latency_ms:,} ms")
     fact("trigger", record.trigger)
     fact("committed", _when(info.created_at_ms or record.created_at_ms))
     if record.instructions:
         fact("instructions", record.instructions)
-    return text
+    return table
 
 
 class SummaryDetailScreen(Screen[None]):

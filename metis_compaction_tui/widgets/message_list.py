@@ -89,10 +89,15 @@ class MessageList(RowList):
     class Open(TextualMessage):
         """Enter on a row: the app opens its detail (a summary opens beside its originals)."""
 
-        def __init__(self, index: int, message: Message) -> None:
+        def __init__(self, message_list: MessageList, index: int, message: Message) -> None:
             super().__init__()
+            self.message_list = message_list
             self.index = index
             self.message = message
+
+        @property
+        def control(self) -> MessageList:
+            return self.message_list
 
     def __init__(self, *, name: str | None = None, id: str | None = None) -> None:
         super().__init__(name=name, id=id)
@@ -182,7 +187,7 @@ class MessageList(RowList):
 
     def row_activated(self, index: int) -> None:
         if 0 <= index < len(self.messages):
-            self.post_message(self.Open(index + self.first_index, self.messages[index]))
+            self.post_message(self.Open(self, index + self.first_index, self.messages[index]))
 
     def action_open(self) -> None:
         self.row_activated(self.cursor)
