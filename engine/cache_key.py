@@ -7,7 +7,7 @@ message ids, timestamps, cost stamps (all of `MessageMetadata`) never change it.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import msgpack
@@ -31,15 +31,24 @@ def canonicalize(message: Message) -> dict[str, Any]:
     return {"role": message.role.value, "content": _blocks_to_builtins(message.content)}
 
 
-def _canonical_span(messages: Iterable[Message]) -> list[dict[str, Any]]:
-    # One to_builtins call for the whole span (a 10,000-message span costs one pass), with the
-    # same result as canonicalize() per message; the per-message path only for unsortable inputs.
-    span = messages if isinstance(messages, (list, tuple)) else list(messages)
+_msgpack_encoder = msgspec.msgpack.Encoder(order="deterministic")
+_msgpack_encoder_unsorted = msgspec.msgpack.Encoder()
+_PACK = msgpack.Packer().pack
+_MESSAGE_HEAD = msgpack.Packer().pack_map_header(2) + _PACK("role")
+_CONTENT_KEY = _PACK("content")
+
+
+def canonical_message_bytes(message: Message) -> bytes:
+    """One message's canonical form, msgpack-encoded: byte-identical to what `msgpack.dumps` emits
+    for `canonicalize(message)` inside the span, so these can be computed once per message (the
+    History keeps them) and joined, instead of re-encoding the whole span for every key."""
+    # The outer map keeps canonicalize()'s key order (role, content), as msgpack.dumps does; only
+    # the blocks go through the sorting encoder, which orders tool-input keys like to_builtins.
     try:
-        contents = msgspec.to_builtins([m.content for m in span], order="deterministic")
+        content = _msgpack_encoder.encode(message.content)
     except TypeError:
-        return [canonicalize(m) for m in span]
-    return [{"role": m.role.value, "content": c} for m, c in zip(span, contents, strict=True)]
+        content = _msgpack_encoder_unsorted.encode(message.content)
+    return b"".join((_MESSAGE_HEAD, _PACK(message.role.value), _CONTENT_KEY, content))
 
 
 def canonical_bytes(
@@ -49,13 +58,16 @@ def canonical_bytes(
     summarization_prompt_version: str,
     summarization_max_tokens: int,
     instructions: str | None = None,
+    message_bytes: Sequence[bytes] | None = None,
 ) -> bytes:
-    """The exact bytes `compute_cache_key` hashes (one pass over the span)."""
+    """The exact bytes of §5.1's `msgpack.dumps({...})`. The span array is assembled from each
+    message's canonical bytes (`message_bytes` when the caller already has them)."""
     if isinstance(summarization_max_tokens, bool) or not isinstance(summarization_max_tokens, int):
         # a bool or float would encode differently from the int it resembles: a silent miss
         raise TypeError("summarization_max_tokens must be an int")
-    payload: dict[str, Any] = {
-        "messages": _canonical_span(messages),
+    if message_bytes is None:
+        message_bytes = [canonical_message_bytes(m) for m in messages]
+    rest: dict[str, Any] = {
         "summarization_model": summarization_model,
         "summarization_prompt_version": summarization_prompt_version,
         "summarization_max_tokens": summarization_max_tokens,
@@ -63,8 +75,12 @@ def canonical_bytes(
     if instructions:
         # A manual compaction's instructions change the summary, so they must change the key;
         # absent, the payload is exactly the spec's.
-        payload["summarization_instructions"] = instructions
-    return msgpack.dumps(payload)
+        rest["summarization_instructions"] = instructions
+    packer = msgpack.Packer()
+    head = packer.pack_map_header(len(rest) + 1) + packer.pack("messages")
+    head += packer.pack_array_header(len(message_bytes))
+    tail = b"".join(packer.pack(key) + packer.pack(value) for key, value in rest.items())
+    return b"".join((head, *message_bytes, tail))
 
 
 def compute_cache_key(
@@ -74,6 +90,7 @@ def compute_cache_key(
     summarization_prompt_version: str,
     summarization_max_tokens: int,
     instructions: str | None = None,
+    message_bytes: Sequence[bytes] | None = None,
 ) -> str:
     """§5.1: sha256 hex of `canonical_bytes`."""
     data = canonical_bytes(
@@ -82,5 +99,6 @@ def compute_cache_key(
         summarization_prompt_version=summarization_prompt_version,
         summarization_max_tokens=summarization_max_tokens,
         instructions=instructions,
+        message_bytes=message_bytes,
     )
     return hashlib.sha256(data).hexdigest()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from engine.cache_key import canonical_message_bytes
 from engine.messages import Message, MessageMetadata, Role, TextContentBlock
 from engine.tokens import TokenCounter, estimate_message_tokens
 
@@ -34,6 +35,9 @@ class History:
         self.messages: list[Message] = []
         self.tokens: list[int] = []
         self._cumulative: list[int] = [0]
+        # §5.1 canonical bytes per message, encoded on first use and kept: a cache key over a
+        # long span then costs a join and a sha256, not a re-encoding of every message.
+        self._canonical: list[bytes | None] = []
         self.floor = stable_prefix_end
         given = list(tokens) if tokens is not None else None
         if given is not None and len(given) != len(messages):
@@ -49,12 +53,21 @@ class History:
         self.messages.append(message)
         self.tokens.append(count)
         self._cumulative.append(self._cumulative[-1] + count)
+        self._canonical.append(None)
         if message.synthetic and len(self.messages) - 1 >= self.floor:
             self.floor = len(self.messages)
         return count
 
     def range_tokens(self, start: int, end: int) -> int:
         return self._cumulative[end] - self._cumulative[start]
+
+    def canonical_bytes(self, start: int, end: int) -> list[bytes]:
+        """Each message's canonical cache-key bytes for messages[start:end] (see cache_key)."""
+        cached = self._canonical
+        for index in range(start, end):
+            if cached[index] is None:
+                cached[index] = canonical_message_bytes(self.messages[index])
+        return cached[start:end]  # type: ignore[return-value]
 
     @property
     def total_tokens(self) -> int:
@@ -66,6 +79,7 @@ class History:
         """Put `replacement` in place of messages[start:end]; O(len - start) for the sums."""
         self.messages[start:end] = replacement
         self.tokens[start:end] = tokens
+        self._canonical[start:end] = [None] * len(replacement)
         del self._cumulative[start + 1 :]
         for count in self.tokens[start:]:
             self._cumulative.append(self._cumulative[-1] + count)
@@ -86,6 +100,7 @@ class History:
         clone.messages = list(self.messages)
         clone.tokens = list(self.tokens)
         clone._cumulative = list(self._cumulative)
+        clone._canonical = list(self._canonical)
         clone.floor = self.floor
         return clone
 

@@ -154,10 +154,12 @@ class SessionManager:
             previous=self.history.messages[-1] if self.history.messages else None,
             first_index=index,
         )
-        count = self.history.append(message, tokens)
+        count = self.history.counter(message) if tokens is None else tokens
         if self.persistence is not None:
+            # Store first, memory second: a refused write (disk full, read-only) leaves both as
+            # they were, so the session is not left ahead of its store.
             self.persistence.append_message(self.session_id, message, count)
-        return count
+        return self.history.append(message, count)
 
     @property
     def messages(self) -> list[Message]:
@@ -306,6 +308,7 @@ class SessionManager:
             summarization_prompt_version=self.config.compaction_summary_prompt_version,
             summarization_max_tokens=self.config.compaction_max_summary_tokens,
             instructions=instructions,
+            message_bytes=self.history.canonical_bytes(span.start, span.watermark),
         )
 
     async def _prepare(
@@ -347,11 +350,14 @@ class SessionManager:
             self._charge(error.billed_cost_usd)
             raise
         self._charge(result.cost_usd)
-        if result.text.strip() and self.cache is not None:
+        # A model may repeat a key or token pasted in the span: neither the cache file nor the
+        # spliced summary keeps it (issue 6, secrets).
+        summary = redact(result.text)
+        if summary.strip() and self.cache is not None:
             self.cache.put(
                 CacheRow(
                     cache_key=key,
-                    summary_text=result.text,
+                    summary_text=summary,
                     summarization_model=self.config.compaction_model,
                     summarization_prompt_version=self.config.compaction_summary_prompt_version,
                     span_message_count=span.span_message_count,
@@ -360,7 +366,7 @@ class SessionManager:
                 )
             )
         return PreparedCompaction(
-            summary=result.text,
+            summary=summary,
             model=self.config.compaction_model,
             cache_hit=False,
             tokens_in=result.tokens_in,

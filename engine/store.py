@@ -332,19 +332,31 @@ class SessionStore:
                 "ORDER BY seq LIMIT ?",
                 (session_id, seq, limit),
             ).fetchall()
-        return [stored_message(row) for row in rows]
+        return [stored_message(row, session_id) for row in rows]
 
     def active_messages(
         self, session_id: str, start: int = 0, end: int | None = None
     ) -> list[StoredMessage]:
         with self._read() as conn:
-            self._session(conn, session_id)
+            info = self._session(conn, session_id)
             rows = conn.execute(
                 f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND position >= ? "
                 "AND position < ? ORDER BY position",
                 (session_id, start, _NO_END if end is None else end),
             ).fetchall()
-        return [stored_message(row) for row in rows]
+        messages = [stored_message(row, session_id) for row in rows]
+        # A row whose position is not an integer falls outside the range query: a gap here is a
+        # message missing from the history, never to be shown as if it were whole.
+        stop = info.message_count if end is None else min(end, info.message_count)
+        wanted = range(start, max(start, stop))
+        if [m.position for m in messages] != list(wanted):
+            positions = {m.position for m in messages}
+            missing = next((p for p in wanted if p not in positions), None)
+            raise StoreError(
+                f"session {session_id!r} in {self.path}: the position column has a gap or a "
+                f"bad value (position {missing} not found among {len(wanted)}): restore the store"
+            )
+        return messages
 
     def compactions(self, session_id: str) -> list[StoredCompaction]:
         with self._read() as conn:

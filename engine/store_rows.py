@@ -110,15 +110,47 @@ def session_info(row: tuple[Any, ...] | sqlite3.Row) -> SessionInfo:
     )  # fmt: skip
 
 
-def stored_message(row: tuple[Any, ...] | sqlite3.Row) -> StoredMessage:
-    return StoredMessage(row[0], row[1], body_message(row[0], row[2]), row[3], row[4], row[5])
+def stored_message(
+    row: tuple[Any, ...] | sqlite3.Row, session_id: str | None = None
+) -> StoredMessage:
+    seq = row[0]
+    return StoredMessage(
+        seq,
+        checked_int(session_id, seq, "position", row[1], nullable=True),
+        body_message(seq, row[2], session_id),
+        checked_int(session_id, seq, "tokens", row[3]),
+        checked_int(session_id, seq, "compaction_id", row[4], nullable=True),
+        checked_int(session_id, seq, "introduced_by", row[5], nullable=True),
+    )
 
 
-def body_message(seq: int, body: bytes) -> Message:
+def _where(session_id: str | None, seq: int) -> str:
+    return f"session {session_id!r}: message seq {seq}" if session_id else f"message seq {seq}"
+
+
+def checked_int(
+    session_id: str | None, seq: int, field: str, value: Any, *, nullable: bool = False
+) -> Any:
+    """A column SQLite let through with the wrong type (its tables are not STRICT): a located
+    StoreError, never a wrong history or a TypeError far away."""
+    if (value is None and nullable) or (type(value) is int and value >= 0):
+        return value
+    raise StoreError(
+        f"{_where(session_id, seq)} has a bad {field} column ({type(value).__name__} "
+        f"{repr(value)[:40]}): written by something other than this engine; restore the store"
+    )
+
+
+def body_message(seq: int, body: bytes, session_id: str | None = None) -> Message:
+    if not isinstance(body, bytes):
+        raise StoreError(
+            f"{_where(session_id, seq)} has an undecodable body (a {type(body).__name__}, "
+            "not msgpack bytes)"
+        )
     try:
         return decode_message(body)
     except msgspec.MsgspecError as exc:
-        raise StoreError(f"message seq {seq} has an undecodable body ({exc})") from None
+        raise StoreError(f"{_where(session_id, seq)} has an undecodable body ({exc})") from None
 
 
 def stored_compaction(row: tuple[Any, ...] | sqlite3.Row) -> StoredCompaction:

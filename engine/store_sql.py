@@ -23,6 +23,7 @@ from engine.store_rows import (
     UndoRefused,
     UnknownSession,
     body_message,
+    checked_int,
     encode_ids,
     encode_record,
     session_info,
@@ -60,18 +61,27 @@ def read_snapshot(
     (a store written by another program): checked on the stored columns, O(n) without
     re-deriving tool ids from every message, and only a suspect history goes to the full
     validate_history, which names the message and the rule."""
+    sid = info.session_id
     rows = conn.execute(
-        "SELECT seq, body, tokens, role, tool_use_ids, tool_result_ids FROM messages "
+        "SELECT seq, body, tokens, role, tool_use_ids, tool_result_ids, position FROM messages "
         "WHERE session_id = ? AND position IS NOT NULL ORDER BY position",
-        (info.session_id,),
+        (sid,),
     ).fetchall()
-    messages = [body_message(row[0], row[1]) for row in rows]
+    positions = [checked_int(sid, row[0], "position", row[6]) for row in rows]
+    for index, row in enumerate(rows):  # positions 0..n-1, or the order read is not the history
+        if positions[index] != index:
+            raise StoreError(
+                f"session {sid!r}: message seq {row[0]} has position {row[6]} where {index} "
+                "belongs (a gap or a duplicate in the position column): restore the store"
+            )
+    messages = [body_message(row[0], row[1], sid) for row in rows]
+    tokens = [checked_int(sid, row[0], "tokens", row[2]) for row in rows]
     if validate and not _columns_valid(rows, messages):
         validate_history(messages)  # raises, naming the first message that breaks a rule
     return SessionSnapshot(
-        session_id=info.session_id,
+        session_id=sid,
         messages=messages,
-        tokens=[row[2] for row in rows],
+        tokens=tokens,
         # A prefix declared before its messages arrived counts only what exists.
         stable_prefix_end=min(info.stable_prefix_end, len(rows)),
         spent_usd=info.spent_usd,
@@ -93,13 +103,16 @@ def _columns_valid(rows: list[Any], messages: list[Message]) -> bool:
             return False
         if (uses != _NO_IDS and role != "assistant") or (results != _NO_IDS and role != "user"):
             return False
-        if expected != results:  # the common case (no tools, or ids in the same order) is ==
-            wanted, answered = _ids_decoder.decode(expected), _ids_decoder.decode(results)
-            if set(wanted) != set(answered) or len(set(answered)) != len(answered):
+        try:  # the id columns are a shortcut: unreadable ones send us to the bodies
+            if expected != results:  # the common case (no tools, or same order) is ==
+                wanted, answered = _ids_decoder.decode(expected), _ids_decoder.decode(results)
+                if set(wanted) != set(answered) or len(set(answered)) != len(answered):
+                    return False
+            if uses != _NO_IDS and len(set(_ids_decoder.decode(uses))) != len(
+                _ids_decoder.decode(uses)
+            ):
                 return False
-        if uses != _NO_IDS and len(set(_ids_decoder.decode(uses))) != len(
-            _ids_decoder.decode(uses)
-        ):
+        except (msgspec.MsgspecError, TypeError):
             return False
         previous_role, expected = role, uses
     return True

@@ -162,7 +162,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ),
     # -- the session list ---------------------------------------------------------------------
     ActionSpec(
-        "select_cursor",
+        "select",
         "Inspect",
         "Inspect the highlighted session",
         "sessions",

@@ -20,6 +20,7 @@ from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, OptionList
 from textual.worker import get_current_worker
@@ -190,9 +191,12 @@ class MetisInspector(App[int]):
         if data.session_id != wanted:
             return  # the user picked another session while this one was read
         self.data = data
-        self.query_one(Dashboard).show(data)
-        self._update_status()
-        sessions = self.query_one(SessionList)
+        try:
+            self.query_one(Dashboard).show(data)
+            self._update_status()
+            sessions = self.query_one(SessionList)
+        except NoMatches:  # the app is closing: the feed thread posted what it read meanwhile
+            return
         if sessions.current != data.session_id and sessions.rows:
             sessions.show(sessions.rows, data.session_id)
 
@@ -207,8 +211,11 @@ class MetisInspector(App[int]):
         if message.spent_usd is not None:
             data.set_spent(message.spent_usd)
         if added or events or message.spent_usd is not None:
-            self.query_one(Dashboard).grew(added, events)
-            self._update_status()
+            try:
+                self.query_one(Dashboard).grew(added, events)
+                self._update_status()
+            except NoMatches:  # the app is closing (see on_session_loaded)
+                return
 
     def on_source_problem(self, message: SourceProblem) -> None:
         self.problem = message.problem

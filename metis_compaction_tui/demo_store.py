@@ -13,7 +13,16 @@ from collections.abc import Iterable
 from decimal import Decimal
 from pathlib import Path
 
-from engine import CompactionConfig, Message, SessionManager
+import msgspec
+
+from engine import (
+    CompactionConfig,
+    ExtractiveSummarizer,
+    Message,
+    SessionManager,
+    SummaryRequest,
+    SummaryResult,
+)
 from engine.workload import scripted_session
 from metis_compaction_tui.memory_source import MemorySource
 
@@ -67,9 +76,25 @@ def build_demo_workspace(workspace: Path, *, seed: int = 7) -> Path:
     return workspace
 
 
+class SteadySummarizer(ExtractiveSummarizer):
+    """local:extractive with its latency reported as 0 ms: the same frame on every run."""
+
+    async def summarize(self, request: SummaryRequest) -> SummaryResult:
+        result = await super().summarize(request)
+        return msgspec.structs.replace(result, latency_ms=0)
+
+
+FIXED_CLOCK_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z: snapshots show the same time
+
+
 def build_demo_memory(*, seed: int = 7, workspace: Path | None = None) -> MemorySource:
-    """The same sessions in a MemorySource (deterministic: no file, no timestamps)."""
-    source = MemorySource("demo (in memory)", workspace=workspace)
+    """The same sessions in a MemorySource (deterministic: no file, a fixed clock)."""
+    source = MemorySource(
+        "demo (in memory)",
+        workspace=workspace,
+        clock=lambda: FIXED_CLOCK_MS,
+        summarizer=SteadySummarizer,
+    )
     for session_id, title, turns, threshold, cap, budget in DEMO_SESSIONS:
         source.add_session(session_id, title=title, config=demo_config(threshold, cap, budget))
         with source.managing(session_id) as manager:

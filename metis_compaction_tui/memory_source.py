@@ -8,7 +8,7 @@ way against it as against the SQLite store.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from decimal import Decimal
 from pathlib import Path
@@ -22,6 +22,7 @@ from engine import (
     SessionManager,
     SessionSnapshot,
     SpanChanged,
+    Summarizer,
     event_type,
     plan_turn,
 )
@@ -138,9 +139,17 @@ class MemorySource:
     cache_path: Path | None = None
 
     def __init__(
-        self, label: str = "in memory", *, writable: bool = True, workspace: Path | None = None
+        self,
+        label: str = "in memory",
+        *,
+        writable: bool = True,
+        workspace: Path | None = None,
+        clock: Callable[[], int] | None = None,
+        summarizer: Callable[[], Summarizer] | None = None,
     ) -> None:
+        self.summarizer = summarizer  # a factory; None: the one the session's model names
         self.label = label
+        self.clock = clock  # the managers' clock (compaction records): fixed for snapshots
         self.writable = writable
         self.workspace = workspace
         if workspace is not None:
@@ -256,6 +265,8 @@ class MemorySource:
                 revision=session.revision,
                 persistence=self.store,
                 workspace=self.workspace,
+                **({"clock": self.clock} if self.clock else {}),
+                **({"summarizer": self.summarizer()} if self.summarizer else {}),
                 **knobs,
             )
         try:

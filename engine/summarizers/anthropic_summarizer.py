@@ -9,6 +9,7 @@ one ErrorClass (provider-adapter-contract §6) so §3.4 can decide whether to fa
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 from collections.abc import Mapping
@@ -19,9 +20,24 @@ import anthropic
 import httpx2
 from anthropic.types import Message as APIMessage
 
+from engine.events import redact
 from engine.summarizers.base import ErrorClass, SummarizerError, SummaryRequest, SummaryResult
 from engine.summarizers.pricing import ModelPrice, cost_of, price_for
 from engine.summarizers.prompt import SYSTEM_PROMPT, render_user_message
+
+
+class _RedactingFilter(logging.Filter):
+    """The SDK logs each request's body at DEBUG (the span, which may hold a pasted key): the
+    record is redacted before any handler sees it (issue 6, secrets)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno <= logging.DEBUG or record.args:
+            record.msg, record.args = redact(record.getMessage()), None
+        return True
+
+
+for _name in ("anthropic", "anthropic._base_client"):
+    logging.getLogger(_name).addFilter(_RedactingFilter())
 
 # The system prompt and the transcript's fence cost tokens the span's own count does not include.
 PROMPT_OVERHEAD_TOKENS = 600

@@ -24,6 +24,22 @@ _FACT = re.compile(
     r"(?i)\b(remember|note that|always|never|must|is set to|defaults? to|requires?|port|version|"
     r"deadline|owner|uses|lives in|located|password policy|convention)\b"
 )
+# A statement carrying something concrete that is not just a file being worked on: a number,
+# a multi-part identifier (ledger-prod-eu-west-1), a path without a file suffix or a test id
+# (secret/payments/sandbox, /import, a.py::test_x), or a capitalised name past the first word.
+# Such sentences hold the facts an agent would otherwise lose (ports, limits, owners, dates),
+# whatever verb they use. Questions, requests and running narration are not statements.
+_SPECIFIC = re.compile(
+    r"(?<![\w./-])\d[\d.,:]*(?:\s?(?:ms|s|seconds|minutes|entries|%|MB|GB))?\b(?![\w.]*\.py)"
+    r"|\b[a-z]+(?:-[a-z0-9]+){2,}\b"
+    r"|(?<![\w.])/?[a-z]+(?:/[a-z_]+)+\b(?!\.\w)|::\w+"
+    r"|(?<=\s)(?!I\b)[A-Z][a-z]+\b"
+)
+_NOT_A_STATEMENT = re.compile(
+    r"^(?:can you|could you|please|let me|let's|now|next|reading|running|applying|searching|"
+    r"here is|done|before we|double-check|i changed|i'd like|go ahead)\b",
+    re.IGNORECASE,
+)
 _ERROR = re.compile(r"(?i)(error|exception|traceback|failed|failure|FAILED|assert)")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
@@ -77,7 +93,9 @@ class ExtractiveSummarizer:
                     for sentence in _sentences(block.text):
                         if _DECISION.search(sentence):
                             _add(decisions, seen, sentence)
-                        elif _FACT.search(sentence):
+                        elif sentence.endswith("?") or _NOT_A_STATEMENT.match(sentence):
+                            continue
+                        elif _FACT.search(sentence) or _SPECIFIC.search(sentence):
                             _add(facts, seen, sentence)
                         elif _ERROR.search(sentence):
                             _add(errors, seen, sentence)

@@ -27,24 +27,31 @@ from metis_compaction_tui.screens.confirm import ConfirmScreen
 from metis_compaction_tui.screens.trim import TrimScreen
 from metis_compaction_tui.source import SessionSource, SourceUnavailable
 
-# (column key, header, §5.2 column it sorts by, or None for a local sort)
-COLUMNS: tuple[tuple[str, str, str | None], ...] = (
-    ("key", "key", "cache_key"),
-    ("model", "model", "summarization_model"),
-    ("prompt", "prompt", "summarization_prompt_version"),
-    ("msgs", "msgs", "span_message_count"),
-    ("in", "tok in", "span_token_count_in"),
-    ("out", "tok out", "span_token_count_out"),
-    ("created", "created", "created_at_ms"),
-    ("read", "last read", "last_read_at_ms"),
-    ("uses", "uses", "use_count"),
-    ("backs", "backs", None),
+# (column key, header, §5.2 column it sorts by or None for a local sort, width)
+COLUMNS: tuple[tuple[str, str, str | None, int], ...] = (
+    ("key", "key", "cache_key", 12),  # the first 12 hex digits; the detail pane has all 64
+    ("model", "model", "summarization_model", 16),
+    ("prompt", "prompt", "summarization_prompt_version", 6),
+    ("msgs", "msgs", "span_message_count", 5),
+    ("in", "tok in", "span_token_count_in", 7),
+    ("out", "tok out", "span_token_count_out", 7),
+    ("created", "created", "created_at_ms", 7),
+    ("read", "last read", "last_read_at_ms", 9),
+    ("uses", "uses", "use_count", 5),
+    ("backs", "backs", None, 5),
 )
 SORTABLE = [c for c in COLUMNS if c[2] is not None]
 
 
-def _when(ms: int) -> str:
-    return time.strftime("%m-%d %H:%M", time.localtime(ms / 1000)) if ms > 0 else "—"
+def age(ms: int, now_ms: int | None = None) -> str:
+    """How long ago, in one short word: now · 42s · 5m · 3h · 12d."""
+    if ms <= 0:
+        return "—"
+    seconds = max(0, ((now_ms if now_ms is not None else time.time() * 1000) - ms) / 1000)
+    for unit, size in (("d", 86_400), ("h", 3_600), ("m", 60), ("s", 1)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return "now"
 
 
 class CacheBrowserScreen(Screen[None]):
@@ -67,7 +74,7 @@ class CacheBrowserScreen(Screen[None]):
         with Vertical(id="cache"):
             yield Static("", id="cache-status")
             filter_input = Input(
-                placeholder="filter: key, model or summary text", id="cache-filter"
+                placeholder="/ filter: key, model or summary text", id="cache-filter", compact=True
             )
             filter_input.cursor_blink = False
             yield filter_input
@@ -80,8 +87,8 @@ class CacheBrowserScreen(Screen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        for key, header, _ in COLUMNS:
-            table.add_column(Text(header), key=key)
+        for key, header, _, width in COLUMNS:
+            table.add_column(Text(header), key=key, width=width)
         table.border_title = "Compaction cache"
         table.focus()
         self.action_refresh()
@@ -136,13 +143,13 @@ class CacheBrowserScreen(Screen[None]):
         for row in self.rows:
             table.add_row(
                 Text(row.cache_key[:12]),
-                safe_text(row.summarization_model, single_line=True, max_chars=28),
+                safe_text(row.summarization_model, single_line=True, max_chars=16),
                 safe_text(row.summarization_prompt_version, single_line=True, max_chars=10),
                 Text(f"{row.span_message_count:,}", justify="right"),
                 Text(f"{row.span_token_count_in:,}", justify="right"),
                 Text(f"{row.span_token_count_out:,}", justify="right"),
-                Text(_when(row.created_at_ms)),
-                Text(_when(row.last_read_at_ms)),
+                Text(age(row.created_at_ms), justify="right"),
+                Text(age(row.last_read_at_ms), justify="right"),
                 Text(f"{row.use_count:,}", justify="right"),
                 self._backs(row.cache_key),
                 key=row.cache_key,
@@ -333,6 +340,10 @@ class CacheBrowserScreen(Screen[None]):
         await self._load_rows().wait()
 
     async def action_close(self) -> None:
+        self.dismiss(None)
+
+    async def on_unmount(self) -> None:
+        # aiosqlite runs a (non-daemon) thread per connection: left open, it would keep the
+        # process alive after the app quits.
         if self.cache is not None:
             await self.cache.close()
-        self.dismiss(None)

@@ -173,9 +173,7 @@ class CompactNowScreen(ModalScreen[CompactionOutcome | None]):
         result = self.query_one("#cn-result", Static)
         result.update(text)
         result.set_classes(kind)
-
-    def _alive(self) -> bool:
-        return self.is_attached and self.app.screen is self
+        result.display = bool(text.plain)
 
     # -- preview ------------------------------------------------------------------------------
 

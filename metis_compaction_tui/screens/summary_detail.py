@@ -85,9 +85,8 @@ class SummaryDetailScreen(Screen[None]):
                 yield Static(summary_facts(self.message, self.info), id="summary-facts")
                 yield Static(safe_text(summary_body(self.message.text())), id="summary-text")
             with Vertical(id="originals-pane"):
-                originals = MessageList(id="originals")
+                originals = MessageList(id="originals", follow=False)  # read from the top
                 originals.empty_text = "reading the archived originals…"
-                originals.follow = False
                 yield originals
         yield Footer()
 
@@ -117,7 +116,7 @@ class SummaryDetailScreen(Screen[None]):
         first = self.info.record.watermark_before if self.info else 0
         listing.show([m for m, _ in originals], [t for _, t in originals], first_index=first)
         listing.cursor = 0 if originals else -1
-        listing.scroll_to(y=0, animate=False)
+        listing.scroll_home(animate=False)
         tokens = sum(t for _, t in originals)
         listing.border_title = f"Archived originals · {len(originals):,} msgs · {tokens:,} tok"
 

@@ -99,8 +99,10 @@ class MessageList(RowList):
         def control(self) -> MessageList:
             return self.message_list
 
-    def __init__(self, *, name: str | None = None, id: str | None = None) -> None:
-        super().__init__(name=name, id=id)
+    def __init__(
+        self, *, name: str | None = None, id: str | None = None, follow: bool = True
+    ) -> None:
+        super().__init__(name=name, id=id, follow=follow)
         self.messages: Sequence[Message] = ()
         self.tokens: Sequence[int] = ()
         self.zones: Sequence[ZoneRange] = ()

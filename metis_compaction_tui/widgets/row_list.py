@@ -67,8 +67,11 @@ class RowList(ScrollView, can_focus=True):
 
     empty_text = "nothing yet"
 
-    def __init__(self, *, name: str | None = None, id: str | None = None) -> None:
+    def __init__(
+        self, *, name: str | None = None, id: str | None = None, follow: bool = True
+    ) -> None:
         super().__init__(name=name, id=id)
+        self.set_reactive(RowList.follow, follow)
         self._strips: LRUCache[tuple[int, bool, bool, int], Strip] = LRUCache(maxsize=512)
 
     # -- what subclasses provide ------------------------------------------------------------

@@ -1,0 +1,76 @@
+"""Shared by the app's Pilot tests: a real demo store in a temp workspace, and waits that poll a
+condition the feed thread will make true (never a bare sleep), or wait on the workers that end."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from engine import Message, Role, TextContentBlock
+from metis_compaction_tui.app import MetisInspector
+from metis_compaction_tui.demo_store import build_demo_workspace
+from metis_compaction_tui.store_source import StoreSource
+
+SIZE = (100, 30)
+
+
+def make_app(workspace: Path, **options: object) -> MetisInspector:
+    return MetisInspector(
+        StoreSource(workspace, poll_interval_s=0.05), poll_interval_s=0.05, **options
+    )  # type: ignore[arg-type]
+
+
+async def wait_until(
+    pilot: Pilot[object],
+    condition: Callable[[], bool],
+    timeout: float = 10.0,
+    what: str = "condition",
+) -> None:
+    """The feed is a thread that never ends, so its effects are awaited by condition."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.02)
+
+
+async def wait_workers(app: MetisInspector) -> None:
+    """Every worker that ends (compact-now steps, undo, cache reads): not the endless feed."""
+    ending = [w for w in app.workers if w.group != "feed"]
+    if ending:  # an empty list means "all" to wait_for_complete, and the feed never ends
+        await app.workers.wait_for_complete(ending)
+
+
+async def loaded(pilot: Pilot[object], app: MetisInspector, session_id: str | None = None) -> None:
+    await wait_until(
+        pilot,
+        lambda: app.data is not None and (session_id is None or app.data.session_id == session_id),
+        what=f"session {session_id or 'any'} loaded",
+    )
+    await pilot.pause()
+
+
+def user_text(message_id: str, text: str) -> Message:
+    return Message(id=message_id, role=Role.USER, content=(TextContentBlock(text),))
+
+
+def assistant_text(message_id: str, text: str) -> Message:
+    return Message(id=message_id, role=Role.ASSISTANT, content=(TextContentBlock(text),))
+
+
+@pytest.fixture(scope="session")
+def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_demo_workspace(tmp_path_factory.mktemp("demo") / "workspace")
+
+
+@pytest.fixture
+def workspace(demo_template: Path, tmp_path: Path) -> Path:
+    """A fresh copy of the demo workspace (store + cache) for each test."""
+    target = tmp_path / "workspace"
+    shutil.copytree(demo_template, target)
+    return target

@@ -1,0 +1,192 @@
+"""The dashboard on a real store: what it shows, sessions, follow mode, themes, palette, help,
+the store going away and coming back."""
+
+# ruff: noqa: F811  (pytest fixtures imported from tests.app_helpers are redefined as arguments)
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from textual.command import CommandPalette
+
+from engine import plan_turn
+from engine.store import SessionStore
+from metis_compaction_tui.actions import actions_for, palette_entries
+from metis_compaction_tui.screens.compact_now import CompactNowScreen
+from metis_compaction_tui.screens.help import HelpScreen, help_text
+from metis_compaction_tui.widgets.message_list import MessageList
+from metis_compaction_tui.widgets.pressure_gauge import PressureGauge
+from metis_compaction_tui.widgets.session_list import SessionList
+from metis_compaction_tui.widgets.status_bar import StatusBar
+from metis_compaction_tui.widgets.store_banner import StoreBanner
+from tests.app_helpers import (
+    SIZE,
+    assistant_text,
+    demo_template,  # noqa: F401 - a fixture
+    loaded,
+    make_app,
+    user_text,
+    wait_until,
+    workspace,  # noqa: F401 - a fixture
+)
+
+
+async def test_dashboard_shows_the_engines_own_plan_for_the_first_session(workspace: Path) -> None:
+    app = make_app(workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app, "ledger")
+        with SessionStore.open(workspace) as store:
+            manager = store.manager("ledger")
+            expected = plan_turn(manager.history, manager.config, manager.spent_usd)
+            compactions = [c for c in store.compactions("ledger") if not c.undone]
+        gauge = app.query_one(PressureGauge)
+        assert gauge.pending == expected.decision.pending_history_tokens
+        assert gauge.threshold == 14_000
+        assert f"{expected.decision.pending_history_tokens:,}" in gauge.render().plain
+        assert app.data is not None
+        assert app.data.message_count == len(manager.history)
+        assert sum(1 for p in app.data.timeline if p.compaction) == len(compactions)
+        summaries = [m for m in app.data.history.messages if m.metadata.compaction_span]
+        assert summaries, "the demo session has compacted"
+        rows = app.query_one(SessionList).rows
+        assert [r.session_id for r in rows] == ["ledger", "forced", "fresh"]
+
+
+async def test_picking_a_session_in_the_list_inspects_it(workspace: Path) -> None:
+    app = make_app(workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app, "ledger")
+        await wait_until(pilot, lambda: app.query_one(SessionList).option_count == 3)
+        sessions = app.query_one(SessionList)
+        sessions.focus()
+        sessions.highlighted = 2
+        await pilot.press("enter")
+        await loaded(pilot, app, "fresh")
+        assert "docs pass" in app.query_one(StatusBar).render().plain
+        await pilot.press("[")
+        await loaded(pilot, app, "forced")
+        await pilot.press("]")
+        await loaded(pilot, app, "fresh")
+
+
+async def test_follow_mode_scrolls_new_messages_in_and_a_key_pauses_it(workspace: Path) -> None:
+    app = make_app(workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app, "ledger")
+        messages = app.query_one("#messages", MessageList)
+        assert messages.follow, "follow mode is on by default"
+        count = app.data.message_count  # type: ignore[union-attr]
+        assert messages.cursor == count - 1
+        with SessionStore.open(workspace) as writer:
+            writer.append_message("ledger", user_text("live-1", "a new ask"), 5)
+        await wait_until(pilot, lambda: app.data.message_count == count + 1, what="append seen")  # type: ignore[union-attr]
+        await pilot.pause()
+        assert messages.cursor == count, "the new message scrolled in"
+        assert messages.scroll_offset.y == messages.max_scroll_y
+
+        await pilot.press("up")
+        assert not messages.follow
+        assert "PAUSED" in app.query_one(StatusBar).render().plain
+        paused_at = messages.cursor
+        with SessionStore.open(workspace) as writer:
+            writer.append_message("ledger", assistant_text("live-2", "an answer"), 5)
+        await wait_until(pilot, lambda: app.data.message_count == count + 2, what="2nd append")  # type: ignore[union-attr]
+        await pilot.pause()
+        assert messages.cursor == paused_at, "paused: the reader's place is kept"
+
+        await pilot.press("f")
+        await pilot.pause()
+        assert messages.follow and messages.cursor == count + 1
+        assert "FOLLOW" in app.query_one(StatusBar).render().plain
+
+
+async def test_untrusted_text_is_shown_literally_and_runs_nothing(workspace: Path) -> None:
+    hostile = "[b]x[/b] [@click=app.quit]click me[/] \x1b[2J \x1b]52;c;SGVsbG8=\x07 \u202eevil"
+    with SessionStore.open(workspace) as store:
+        store.create_session("hostile", title="[red]title[/red] \x1b[31m")
+        store.append_message("hostile", user_text("h1", hostile), 20)
+    app = make_app(workspace, session_id="hostile")
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app, "hostile")
+        messages = app.query_one("#messages", MessageList)
+        row = messages.render_row(0, 200).plain
+        assert "[b]x[/b]" in row
+        assert "[@click=app.quit]click me[/]" in row
+        assert "␛[2J" in row and "\x1b" not in row
+        assert "␛]52;c;SGVsbG8=␇" in row
+        assert "⟨U+202E⟩" in row and "\u202e" not in row
+        status = app.query_one(StatusBar).render().plain
+        assert "[red]title[/red] ␛[31m" in status
+        await pilot.click("#messages", offset=(30, 1))  # over the would-be link
+        await pilot.click("#messages", offset=(30, 1))
+        await pilot.pause()
+        assert app.is_running and app.return_code is None
+        screen_text = app.export_screenshot()
+        assert "\x1b" not in screen_text.replace("&#27;", "")
+
+
+async def test_theme_toggles_between_dark_and_light(workspace: Path) -> None:
+    app = make_app(workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        assert app.current_theme.dark
+        await pilot.press("t")
+        assert not app.current_theme.dark and app.theme == "textual-light"
+        await pilot.press("t")
+        assert app.current_theme.dark
+
+
+async def test_command_palette_lists_every_action(workspace: Path) -> None:
+    app = make_app(workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+        expected = [spec.title for spec in palette_entries(["app"])]
+        assert set(expected) <= set(titles)
+        assert {
+            "Compact now",
+            "Undo compaction",
+            "Browse cache",
+            "Follow mode",
+            "Help",
+            "Light/dark theme",
+            "Quit",
+        } <= set(titles)
+        await pilot.press("ctrl+p")
+        await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette), what="palette")
+        await pilot.press(*"compact now")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, CompactNowScreen), what="compact")
+
+
+async def test_help_screen_lists_each_key_from_the_registry(workspace: Path) -> None:
+    app = make_app(workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        text = help_text().plain
+        for spec in actions_for("app"):
+            assert spec.title in text and spec.shown_key in text
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_a_store_that_disappears_shows_a_banner_and_recovers(workspace: Path) -> None:
+    app = make_app(workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app, "ledger")
+        banner = app.query_one(StoreBanner)
+        assert not banner.display
+        moved = workspace.parent / "moved-away"
+        shutil.move(workspace / ".metis", moved)
+        await wait_until(pilot, lambda: banner.display, what="the banner")
+        assert "store unavailable" in banner.render().plain
+        assert app.data is not None, "the last data read stays shown"
+        shutil.move(moved, workspace / ".metis")
+        await wait_until(pilot, lambda: not banner.display, what="recovery")
+        with SessionStore.open(workspace) as writer:
+            writer.append_message("ledger", user_text("after", "back again"), 5)
+        count = app.data.message_count
+        await wait_until(pilot, lambda: app.data.message_count == count + 1, what="tailing again")
