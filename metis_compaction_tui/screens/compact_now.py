@@ -41,6 +41,14 @@ State = Literal[
 PROBLEMS = (SourceUnavailable, ActionRefused)
 
 
+def problem_text(error: Exception) -> str:
+    """What a failed worker step shows: a store or refusal problem in its own words, anything
+    else with its type so a bug does not pass for an ordinary refusal."""
+    if isinstance(error, PROBLEMS):
+        return getattr(error, "problem", str(error))
+    return f"{type(error).__name__}: {error}"
+
+
 def preview_facts(preview: CompactionPreview) -> Text:
     span = preview.span
     text = Text(end="")
@@ -182,11 +190,8 @@ class CompactNowScreen(ModalScreen[CompactionOutcome | None]):
         try:
             with self.source.managing(self.session_id) as manager:
                 preview = manager.preview(None)
-        except PROBLEMS as error:
-            self.app.call_from_thread(self._failed, getattr(error, "problem", str(error)))
-            return
-        except Exception as error:  # a summarizer that cannot be made (no key, bad model)
-            self.app.call_from_thread(self._failed, f"{type(error).__name__}: {error}")
+        except Exception as error:  # e.g. a summarizer that cannot be made (no key, bad model)
+            self.app.call_from_thread(self._failed, problem_text(error))
             return
         self.app.call_from_thread(self._previewed, preview)
 
@@ -259,11 +264,8 @@ class CompactNowScreen(ModalScreen[CompactionOutcome | None]):
         except ValueError as error:  # nothing to compact any more
             self.app.call_from_thread(self._failed, str(error))
             return
-        except PROBLEMS as error:
-            self.app.call_from_thread(self._failed, getattr(error, "problem", str(error)))
-            return
         except Exception as error:
-            self.app.call_from_thread(self._failed, f"{type(error).__name__}: {error}")
+            self.app.call_from_thread(self._failed, problem_text(error))
             return
         self.app.call_from_thread(self._prepared, prepared)
 
@@ -311,11 +313,8 @@ class CompactNowScreen(ModalScreen[CompactionOutcome | None]):
         except SpanChanged as error:
             self.app.call_from_thread(self._span_changed, str(error))
             return
-        except PROBLEMS as error:
-            self.app.call_from_thread(self._failed, getattr(error, "problem", str(error)))
-            return
         except Exception as error:
-            self.app.call_from_thread(self._failed, f"{type(error).__name__}: {error}")
+            self.app.call_from_thread(self._failed, problem_text(error))
             return
         self.app.call_from_thread(self._committed, outcome)
 
