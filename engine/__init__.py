@@ -43,6 +43,7 @@ from engine.outcomes import (
     SpanChanged,
     TurnPlan,
 )
+from engine.projection import ProjectedCompaction, Projection, project_compactions
 from engine.span import SpanPlan, TruncationPlan, is_tool_cycle_boundary, plan_span, plan_truncation
 from engine.splice import splice, summary_message, summary_text
 from engine.summarizers import (
@@ -81,6 +82,8 @@ __all__ = [
     "Message",
     "MessageMetadata",
     "PreparedCompaction",
+    "ProjectedCompaction",
+    "Projection",
     "Role",
     "SessionManager",
     "SessionPersistence",
@@ -115,6 +118,7 @@ __all__ = [
     "plan_span",
     "plan_truncation",
     "plan_turn",
+    "project_compactions",
     "redact",
     "splice",
     "summary_message",

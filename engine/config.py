@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 
 import msgspec
@@ -81,3 +82,24 @@ def parse_budget(text: str) -> Decimal:
         raise ConfigError(
             "compaction_max_cost_per_session_usd", f"{text!r} is not a number"
         ) from None
+
+
+def config_with_text(config: CompactionConfig, values: Mapping[str, str]) -> CompactionConfig:
+    """`config` with knobs typed as text (the app's what-if knobs, the CLI's --set); a name may
+    leave off its `compaction_` prefix. Raises ConfigError naming the knob at fault."""
+    knobs: dict[str, object] = {name: getattr(config, name) for name in config.__struct_fields__}
+    for name, text in values.items():
+        knob = name if name in knobs else f"compaction_{name}"
+        if knob not in knobs:
+            raise ConfigError(name, f"no such knob; the knobs are {', '.join(knobs)}")
+        current = knobs[knob]
+        if isinstance(current, Decimal):
+            knobs[knob] = parse_budget(text)
+        elif isinstance(current, int):
+            try:
+                knobs[knob] = int(text.replace(",", "").replace("_", "").strip())
+            except ValueError:
+                raise ConfigError(knob, f"{text!r} is not a whole number") from None
+        else:
+            knobs[knob] = text.strip()
+    return CompactionConfig(**knobs)  # type: ignore[arg-type]

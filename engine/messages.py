@@ -67,6 +67,12 @@ class Message(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     def tool_result_ids(self) -> tuple[str, ...]:
         return tuple(b.tool_use_id for b in self.content if isinstance(b, ToolResultContentBlock))
 
+    @property
+    def opens_turn(self) -> bool:
+        """A user message that is not a tool result and not synthetic: where a turn starts, and
+        so where the writer asks the engine whether to compact (§3.1)."""
+        return self.role == "user" and not self.synthetic and not self.tool_result_ids()
+
     def text(self) -> str:
         """Every text this message carries, joined: what token estimates and renderers read."""
         parts: list[str] = []

@@ -21,6 +21,7 @@ from engine.messages import (
 )
 from metis_compaction_tui.importers import (
     AgentCompaction,
+    RecordedUsage,
     TranscriptError,
     TranscriptTail,
     default_transcript_roots,
@@ -327,11 +328,18 @@ def _replay(path: Path, chunks: list[bytes]) -> tuple[TranscriptTail, list[Messa
     path.write_bytes(b"")
     tail = TranscriptTail(path)
     messages: list[Message] = []
+    usage: list[RecordedUsage] = []
+    compactions: list[AgentCompaction] = []
     with open(path, "ab", buffering=0) as writer:
         for chunk in chunks:
             writer.write(chunk)
             update = tail.poll()
-            messages = list(update.messages) if update.reset else messages + update.messages
+            assert update.reset or update.rewrite_from >= len(messages) - 1  # newest only
+            update.apply(messages, usage, compactions)
+    assert (usage, compactions) == (
+        tail.transcript().recorded_usage,
+        tail.transcript().agent_compactions,
+    )
     return tail, messages
 
 
@@ -356,15 +364,16 @@ def test_tail_in_random_chunks_matches_a_full_load(source: Path, tmp_path: Path)
     )
 
 
-def test_tail_resets_when_a_merge_rewrites_a_delivered_message(tmp_path: Path) -> None:
+def test_tail_rewrites_only_the_newest_message_when_a_merge_changes_it(tmp_path: Path) -> None:
     lines = (CLAUDE / "split_tool_results.jsonl").read_bytes().splitlines(keepends=True)
-    tail, _ = _replay(tmp_path / "split.jsonl", [b"".join(lines[:3])])
+    tail, before = _replay(tmp_path / "split.jsonl", [b"".join(lines[:3])])
+    assert ids(before) == ["s1", "s3"] and not before[1].tool_use_ids()
     with open(tmp_path / "split.jsonl", "ab") as writer:
         writer.write(lines[3])  # a tool_use for the assistant message already delivered
     update = tail.poll()
-    assert update.reset
-    assert ids(update.messages) == ["s1", "s3"]
-    assert update.messages[1].tool_use_ids() == ("toolu_a",)
+    assert not update.reset and update.rewrite_from == 1
+    assert ids(update.messages) == ["s3"]
+    assert update.messages[0].tool_use_ids() == ("toolu_a",)
 
 
 def test_tail_resets_on_rewind(tmp_path: Path) -> None:

@@ -28,18 +28,40 @@ _HEAD_BYTES = 64  # compared on every poll to notice a file replaced in place
 
 
 class TailUpdate(msgspec.Struct, frozen=True):
-    """What one poll found. Without `reset` the lists hold only what is new since the previous
-    poll; with it they hold everything, replacing what was delivered before."""
+    """What one poll found. With `reset` the lists hold everything, replacing what was delivered
+    before (a rewind, a file replaced). Without it, `messages` replace the delivered messages from
+    index `rewrite_from` on (an agent adding a block to its newest message rewrites only that
+    one, so this is an append or a rewrite of the last message), `recorded_usage` likewise from
+    `usage_from`, and `agent_compactions` are only new ones."""
 
     reset: bool
     messages: list[Message]
     agent_compactions: list[AgentCompaction]
     recorded_usage: list[RecordedUsage]
     line_count: int
+    rewrite_from: int = 0
+    usage_from: int = 0
 
     @property
     def changed(self) -> bool:
         return self.reset or bool(self.messages or self.agent_compactions or self.recorded_usage)
+
+    def apply(
+        self,
+        messages: list[Message],
+        usage: list[RecordedUsage],
+        compactions: list[AgentCompaction],
+    ) -> None:
+        """Bring a consumer's copies up to date, in place."""
+        if self.reset:
+            messages.clear()
+            usage.clear()
+            compactions.clear()
+        del messages[self.rewrite_from :]
+        messages.extend(self.messages)
+        del usage[self.usage_from :]
+        usage.extend(self.recorded_usage)
+        compactions.extend(self.agent_compactions)
 
 
 class _Importer(Protocol):
@@ -147,6 +169,11 @@ class TranscriptTail:
         self._sent = (0, 0, 0)  # messages, compactions, usage delivered so far
 
     @property
+    def line_count(self) -> int:
+        """Complete lines read so far."""
+        return self._line_count
+
+    @property
     def format(self) -> TranscriptFormat | None:
         if self._importer is None:
             return None
@@ -221,17 +248,19 @@ class TranscriptTail:
         if (
             reset
             or importer.generation != self._generation
-            or changed_from < sent_messages
-            or usage_changed_from < sent_usage
             or len(builder.compactions) < sent_compactions
         ):
             reset, sent_messages, sent_compactions, sent_usage = True, 0, 0, 0
+        rewrite_from = min(sent_messages, changed_from)
+        usage_from = min(sent_usage, usage_changed_from)
         update = TailUpdate(
             reset,
-            messages[sent_messages:],
+            messages[rewrite_from:],
             builder.compactions[sent_compactions:],
-            builder.usage[sent_usage:],
+            builder.usage[usage_from:],
             self._line_count,
+            rewrite_from,
+            usage_from,
         )
         self._sent = (len(messages), len(builder.compactions), len(builder.usage))
         self._generation = importer.generation
