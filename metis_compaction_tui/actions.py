@@ -22,6 +22,7 @@ Scope = Literal[
     "compact",
     "cache",
     "trim",
+    "knobs",
     "confirm",
     "help",
 ]
@@ -35,6 +36,7 @@ SCOPE_TITLES: dict[Scope, str] = {
     "compact": "Compact now",
     "cache": "Cache browser",
     "trim": "Trim the cache",
+    "knobs": "What-if knobs",
     "confirm": "Confirmation",
     "help": "Help",
 }
@@ -115,6 +117,14 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "app",
         "t",
         short="Theme",
+    ),
+    ActionSpec(
+        "what_if",
+        "What-if knobs",
+        "Re-plan a transcript under other knobs",
+        "app",
+        "w",
+        footer=False,
     ),
     ActionSpec("reload", "Reload", "Read the store again now", "app", "r", footer=False),
     ActionSpec("help", "Help", "Keys and what each view shows", "app", "question_mark,f1", "?"),
@@ -205,6 +215,8 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("refresh", "Refresh", "Read the cache again", "cache", "r", footer=False),
     ActionSpec("close", "Back", "Back to the dashboard", "cache", "escape", "Esc"),
     ActionSpec("close", "Cancel", "Trim nothing", "trim", "escape", "Esc"),
+    ActionSpec("apply", "Apply", "Re-plan under these knobs", "knobs", "ctrl+s", "^s"),
+    ActionSpec("close", "Cancel", "Keep the knobs as they were", "knobs", "escape", "Esc"),
     # -- confirmation and help ----------------------------------------------------------------
     ActionSpec("confirm", "Yes", "Do it", "confirm", "y", palette=False),
     ActionSpec("cancel", "No", "Change nothing", "confirm", "n,escape", "n/Esc", palette=False),

@@ -25,7 +25,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, OptionList
 from textual.worker import get_current_worker
 
-from engine import CompactionOutcome
+from engine import CompactionConfig, CompactionOutcome
 from metis_compaction_tui.actions import Scope, bindings_for, palette_entries
 from metis_compaction_tui.messages import (
     SessionGrew,
@@ -38,6 +38,7 @@ from metis_compaction_tui.screens.cache_browser import CacheBrowserScreen
 from metis_compaction_tui.screens.compact_now import CompactNowScreen
 from metis_compaction_tui.screens.confirm import ConfirmScreen
 from metis_compaction_tui.screens.help import HelpScreen
+from metis_compaction_tui.screens.knobs import KnobsScreen
 from metis_compaction_tui.screens.message_detail import MessageDetailScreen
 from metis_compaction_tui.screens.summary_detail import SummaryDetailScreen
 from metis_compaction_tui.session_data import SessionData
@@ -56,6 +57,7 @@ SCREEN_SCOPES: dict[type[Screen[object]], Scope] = {
     CacheBrowserScreen: "cache",
     SummaryDetailScreen: "summary",
     CompactNowScreen: "compact",
+    KnobsScreen: "knobs",
 }
 
 
@@ -142,13 +144,20 @@ class MetisInspector(App[int]):
                         continue
                     if change.compacted:
                         self.post_message(SessionLoaded(source.load(loaded)))
-                    elif change.new_messages or change.new_events or change.spent_usd is not None:
+                    elif (
+                        change.new_messages
+                        or change.new_events
+                        or change.spent_usd is not None
+                        or change.agent is not None
+                    ):
                         self.post_message(
                             SessionGrew(
                                 change.session_id,
                                 change.new_messages,
                                 change.new_events,
                                 change.spent_usd,
+                                change.rewrite_from,
+                                change.agent,
                             )
                         )
             except SourceUnavailable as error:
@@ -204,13 +213,14 @@ class MetisInspector(App[int]):
         data = self.data
         if data is None or data.session_id != message.session_id:
             return
-        fresh = [(m, t) for seq, m, t in message.new_messages if seq > data.last_seq]
-        last_seq = max((seq for seq, _, _ in message.new_messages), default=None)
-        added = data.append(fresh, last_seq)
-        events = data.add_events(message.new_events)
-        if message.spent_usd is not None:
-            data.set_spent(message.spent_usd)
-        if added or events or message.spent_usd is not None:
+        added, events = data.grow(
+            message.new_messages,
+            message.new_events,
+            message.spent_usd,
+            message.rewrite_from,
+            message.agent,
+        )
+        if added or events or message.spent_usd is not None or message.agent is not None:
             try:
                 self.query_one(Dashboard).grew(added, events)
                 self._update_status()
@@ -335,6 +345,39 @@ class MetisInspector(App[int]):
     def action_cache_browser(self) -> None:
         self.push_screen(CacheBrowserScreen(self.source))
 
+    def action_what_if(self) -> None:
+        data = self.data
+        if data is None:
+            self.notify("no session loaded yet", severity="warning")
+            return
+        if not self.source.tunable:
+            self.notify(
+                "a metis store's knobs belong to metis dev; `inspect` a transcript for a what-if",
+                severity="warning",
+            )
+            return
+        session_id = data.session_id
+        self.push_screen(
+            KnobsScreen(data.config, data.title),
+            lambda config: self._retune(session_id, config) if config is not None else None,
+        )
+
+    @work(thread=True, exclusive=True, group="knobs", exit_on_error=False)
+    def _retune(self, session_id: str, config: CompactionConfig) -> None:
+        try:
+            self.source.set_config(session_id, config)
+        except (ActionRefused, SourceUnavailable) as error:
+            reason = getattr(error, "reason", None) or getattr(error, "problem", str(error))
+            self.call_from_thread(self.notify, f"knobs not changed: {reason}", severity="error")
+            return
+        self.call_from_thread(
+            self.notify,
+            f"re-planned: threshold {config.compaction_threshold_tokens:,}, hard cap "
+            f"{config.compaction_hard_cap_tokens:,}, preserve "
+            f"{config.compaction_preserve_recent_turns}",
+        )
+        self._poke_feed()
+
     def action_toggle_follow(self) -> None:
         messages = self.query_one("#messages", MessageList)
         messages.follow = not messages.follow
@@ -385,10 +428,11 @@ class MetisInspector(App[int]):
         )
 
 
-def run_app(workspace: Path) -> int:
-    """The `metis-compaction-tui` entry point (cli.py calls it): inspect a workspace's store."""
+def run_app(where: Path | SessionSource) -> int:
+    """The `metis-compaction-tui` entry point (cli.py calls it): a workspace's store, or any
+    source (`inspect` passes a TranscriptSource)."""
     from metis_compaction_tui.store_source import StoreSource
 
-    app = MetisInspector(StoreSource(Path(workspace)))
-    result = app.run()
+    source = StoreSource(Path(where)) if isinstance(where, Path) else where
+    result = MetisInspector(source).run()
     return 0 if result is None else int(result)

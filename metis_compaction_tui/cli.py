@@ -2,6 +2,7 @@
 
     metis-compaction-tui [WORKSPACE]        open the app on a workspace (default: .)
     metis-compaction-tui demo               a temporary workspace, a simulated metis dev, the app
+    metis-compaction-tui inspect [PATH]     the app on Claude Code / Codex transcripts (read-only)
     metis-compaction-tui status / compact / undo / cache / simulate   (each has --help)
 
 A missing workspace, a store that is not SQLite or of a newer schema, an unknown session id: one
@@ -25,15 +26,22 @@ from engine import ConfigError
 from engine.store import SessionStore, StoreError, store_path
 from metis_compaction_tui.cli_cache import cmd_cache
 from metis_compaction_tui.cli_commands import CliError, cmd_compact, cmd_status, cmd_undo
+from metis_compaction_tui.cli_transcripts import (
+    cmd_inspect,
+    cmd_transcript_compact,
+    cmd_transcript_status,
+    is_transcript_path,
+)
 from metis_compaction_tui.simulator import (
     DEMO_PACE,
     DEMO_TURNS,
     LOCAL_MODEL,
     Simulator,
 )
+from metis_compaction_tui.transcript_source import DEFAULT_LIMIT
 
 PROG = "metis-compaction-tui"
-SUBCOMMANDS = ("open", "demo", "status", "compact", "undo", "cache", "simulate")
+SUBCOMMANDS = ("open", "demo", "inspect", "status", "compact", "undo", "cache", "simulate")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -62,19 +70,58 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seconds", type=float, default=60.0, help="with --no-app: stop after this")
     _simulation_flags(p, pace=DEMO_PACE)
 
+    knob_flags = argparse.ArgumentParser(add_help=False)
+    knob_flags.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KNOB=VALUE",
+        dest="sets",
+        help="transcripts only: a what-if knob, e.g. threshold_tokens=150000 (repeatable)",
+    )
+    knob_flags.add_argument(
+        "--limit",
+        type=int,
+        default=DEFAULT_LIMIT,
+        help=f"transcripts only: of a folder, the N most recently written ({DEFAULT_LIMIT})",
+    )
+
+    p = sub.add_parser(
+        "inspect",
+        parents=[knob_flags],
+        help="the app on Claude Code / Codex transcripts, live; what-ifs never touch the file",
+    )
+    p.add_argument(
+        "path",
+        nargs="?",
+        type=Path,
+        default=None,
+        help="a transcript file or a folder of them (default: ~/.claude/projects and "
+        "~/.codex/sessions)",
+    )
+    p.add_argument(
+        "--scratch",
+        type=Path,
+        default=None,
+        help="where what-if compactions keep their cache (default: ~/.cache/metis-compaction-tui"
+        "/inspect)",
+    )
+
     p = sub.add_parser(
         "status",
-        parents=[json_flag],
+        parents=[json_flag, knob_flags],
         help="each session's pressure, watermark, trigger decision and spend",
     )
-    p.add_argument("workspace", nargs="?", type=Path, default=Path("."))
+    p.add_argument(
+        "workspace", nargs="?", type=Path, default=Path("."), help="a workspace or a transcript"
+    )
 
     p = sub.add_parser(
         "compact",
-        parents=[json_flag, ws_flag],
+        parents=[json_flag, ws_flag, knob_flags],
         help="compact a session now (--dry-run: the span, tokens, cost, cache hit; no write)",
     )
-    p.add_argument("session", help="the session id (see `status`)")
+    p.add_argument("session", help="the session id (see `status`), or a transcript file")
     p.add_argument("--dry-run", action="store_true", help="show what would happen; write nothing")
     p.add_argument("--instructions", help="what the summary must keep (part of the cache key)")
 
@@ -145,9 +192,19 @@ def _dispatch(args: argparse.Namespace, out: TextIO) -> int:
     match args.command:
         case "open":
             return cmd_open(args.workspace)
+        case "inspect":
+            return cmd_inspect(args.path, args.scratch, args.limit, args.sets)
         case "status":
+            if is_transcript_path(args.workspace):
+                return cmd_transcript_status(args.workspace, args.sets, args.limit, args.json, out)
+            _no_knobs(args)
             return cmd_status(args.workspace, args.json, out)
         case "compact":
+            if Path(args.session).is_file():
+                return cmd_transcript_compact(
+                    Path(args.session), args.dry_run, args.instructions, args.sets, args.json, out
+                )
+            _no_knobs(args)
             return cmd_compact(
                 args.workspace, args.session, args.dry_run, args.instructions, args.json, out
             )
@@ -163,6 +220,11 @@ def _dispatch(args: argparse.Namespace, out: TextIO) -> int:
         case "demo":
             return cmd_demo(args, out)
     raise AssertionError(args.command)  # pragma: no cover
+
+
+def _no_knobs(args: argparse.Namespace) -> None:
+    if args.sets:
+        raise CliError("--set is for transcripts: a metis store's knobs belong to metis dev")
 
 
 def cmd_open(workspace: Path) -> int:

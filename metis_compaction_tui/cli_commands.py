@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import sys
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -18,8 +19,10 @@ import msgspec
 
 from engine import (
     CompactionCache,
+    CompactionConfig,
     History,
     SpanChanged,
+    SpanPlan,
     SummarizerError,
     TurnPlan,
     plan_turn,
@@ -61,28 +64,14 @@ def open_store(workspace: Path) -> SessionStore:
 # -- status -----------------------------------------------------------------------------------
 
 
-def session_status(store: SessionStore, info: SessionInfo) -> dict[str, Any]:
-    """One session's pressure, watermark, trigger decision and spend (docs/cli-json.md)."""
-    snapshot = store.snapshot(info.session_id)
-    history = History(
-        snapshot.messages, stable_prefix_end=snapshot.stable_prefix_end, tokens=snapshot.tokens
-    )
-    config = info.config
-    plan: TurnPlan = plan_turn(history, config, info.spent_usd)
+def plan_status(history: History, config: CompactionConfig, spent_usd: Decimal) -> dict[str, Any]:
+    """Pressure, watermark, trigger decision and spend of any history (docs/cli-json.md)."""
+    plan: TurnPlan = plan_turn(history, config, spent_usd)
     decision = plan.decision
     pending = decision.pending_history_tokens
-    compactions = store.compactions(info.session_id)
     span = plan.span
     budget = config.compaction_max_cost_per_session_usd
     return {
-        "session_id": info.session_id,
-        "title": info.title,
-        "revision": info.revision,
-        "message_count": info.message_count,
-        "total_tokens": info.total_tokens,
-        "last_seq": info.last_seq,
-        "created_at_ms": info.created_at_ms,
-        "updated_at_ms": info.updated_at_ms,
         "stable_prefix_end": plan.stable_prefix_end,
         "watermark": plan.floor,
         "pending_history_tokens": pending,
@@ -99,21 +88,43 @@ def session_status(store: SessionStore, info: SessionInfo) -> dict[str, Any]:
             "fires": decision.fires,
             "explain": decision.explain(),
         },
-        "span": None
-        if span is None
-        else {
-            "start": span.start,
-            "watermark": span.watermark,
-            "nominal_watermark": span.nominal_watermark,
-            "slid_back_by": span.slid_back_by,
-            "span_message_count": span.span_message_count,
-            "span_tokens": span.span_tokens,
-        },
+        "span": None if span is None else span_json(span),
         "boundary_found": plan.boundary_found,
         "model": config.compaction_model,
-        "spent_usd": str(info.spent_usd),
+        "spent_usd": str(spent_usd),
         "budget_usd": str(budget),
-        "budget_exhausted": info.spent_usd >= budget,
+        "budget_exhausted": spent_usd >= budget,
+    }
+
+
+def span_json(span: SpanPlan) -> dict[str, int]:
+    return {
+        "start": span.start,
+        "watermark": span.watermark,
+        "nominal_watermark": span.nominal_watermark,
+        "slid_back_by": span.slid_back_by,
+        "span_message_count": span.span_message_count,
+        "span_tokens": span.span_tokens,
+    }
+
+
+def session_status(store: SessionStore, info: SessionInfo) -> dict[str, Any]:
+    """One stored session's status (docs/cli-json.md)."""
+    snapshot = store.snapshot(info.session_id)
+    history = History(
+        snapshot.messages, stable_prefix_end=snapshot.stable_prefix_end, tokens=snapshot.tokens
+    )
+    compactions = store.compactions(info.session_id)
+    return {
+        "session_id": info.session_id,
+        "title": info.title,
+        "revision": info.revision,
+        "message_count": info.message_count,
+        "total_tokens": info.total_tokens,
+        "last_seq": info.last_seq,
+        "created_at_ms": info.created_at_ms,
+        "updated_at_ms": info.updated_at_ms,
+        **plan_status(history, info.config, info.spent_usd),
         "compactions_in_effect": sum(not c.undone for c in compactions),
         "compactions_undone": sum(c.undone for c in compactions),
     }
@@ -136,28 +147,37 @@ def cmd_status(workspace: Path, as_json: bool, out: TextIO) -> int:
             return 0
         out.write(f"{store.path} (schema {SCHEMA_VERSION}): {len(sessions)} session(s)\n")
     for s in sessions:
-        span = s["span"]
-        span_text = (
-            f"next span {span['start']}..{span['watermark']} ({span['span_message_count']} "
-            f"messages, {span['span_tokens']:,} tokens, slid back {span['slid_back_by']})"
-            if span
-            else "no compactable span"
-        )
-        exhausted = " (exhausted)" if s["budget_exhausted"] else ""
-        out.write(
-            f"\n{s['session_id']}  {s['title']}\n"
-            f"  messages   {s['message_count']:,} ({s['total_tokens']:,} tokens), revision "
-            f"{s['revision']}, {s['compactions_in_effect']} compaction(s) in effect\n"
-            f"  pressure   {s['pending_history_tokens']:,} pending tokens: "
-            f"{s['pressure']['of_threshold_pct']}% of threshold {s['threshold_tokens']:,}, "
-            f"{s['pressure']['of_hard_cap_pct']}% of hard cap {s['hard_cap_tokens']:,}\n"
-            f"  watermark  {s['watermark']} (stable prefix ends at {s['stable_prefix_end']}); "
-            f"{span_text}\n"
-            f"  trigger    {s['decision']['explain']}\n"
-            f"  spend      ${s['spent_usd']} of ${s['budget_usd']} budget{exhausted} "
-            f"({s['model']})\n"
-        )
+        write_status_text(s, out)
     return 0
+
+
+def write_status_text(s: dict[str, Any], out: TextIO) -> None:
+    """One session's status as text: a store's session, or a transcript's (no revision)."""
+    span = s["span"]
+    span_text = (
+        f"next span {span['start']}..{span['watermark']} ({span['span_message_count']} "
+        f"messages, {span['span_tokens']:,} tokens, slid back {span['slid_back_by']})"
+        if span
+        else "no compactable span"
+    )
+    exhausted = " (exhausted)" if s["budget_exhausted"] else ""
+    stored = (
+        f", revision {s['revision']}, {s['compactions_in_effect']} compaction(s) in effect"
+        if "revision" in s
+        else ""
+    )
+    out.write(
+        f"\n{s['session_id']}  {s['title']}\n"
+        f"  messages   {s['message_count']:,} ({s['total_tokens']:,} tokens){stored}\n"
+        f"  pressure   {s['pending_history_tokens']:,} pending tokens: "
+        f"{s['pressure']['of_threshold_pct']}% of threshold {s['threshold_tokens']:,}, "
+        f"{s['pressure']['of_hard_cap_pct']}% of hard cap {s['hard_cap_tokens']:,}\n"
+        f"  watermark  {s['watermark']} (stable prefix ends at {s['stable_prefix_end']}); "
+        f"{span_text}\n"
+        f"  trigger    {s['decision']['explain']}\n"
+        f"  spend      ${s['spent_usd']} of ${s['budget_usd']} budget{exhausted} "
+        f"({s['model']})\n"
+    )
 
 
 # -- compact and undo -------------------------------------------------------------------------
@@ -181,13 +201,13 @@ def cmd_compact(
         cache = CompactionCache(cache_path) if not dry_run or cache_path.exists() else None
         manager = store.manager(session_id, cache=cache)
         try:
-            return asyncio.run(_compact(manager, dry_run, instructions, as_json, out))
+            return asyncio.run(compact_or_preview(manager, dry_run, instructions, as_json, out))
         finally:
             if cache is not None:
                 cache.close()
 
 
-async def _compact(
+async def compact_or_preview(
     manager: Any, dry_run: bool, instructions: str | None, as_json: bool, out: TextIO
 ) -> int:
     try:
@@ -202,14 +222,7 @@ async def _compact(
         summary = {
             "session_id": manager.session_id,
             "dry_run": dry_run,
-            "span": {
-                "start": span.start,
-                "watermark": span.watermark,
-                "nominal_watermark": span.nominal_watermark,
-                "slid_back_by": span.slid_back_by,
-                "span_message_count": span.span_message_count,
-                "span_tokens": span.span_tokens,
-            },
+            "span": span_json(span),
             "pending_history_tokens": span.pending_history_tokens,
             "model": preview.model,
             "cache_key": preview.cache_key,

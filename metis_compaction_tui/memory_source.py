@@ -64,6 +64,30 @@ class MemoryPersistence:
             self.changes.append(SourceChange(session_id))
         return self.changes[-1]
 
+    def rewrite_tail(
+        self, session_id: str, drop: Sequence[str], messages: Sequence[tuple[Message, int]]
+    ) -> bool:
+        """Replace the session's last messages, whose ids are `drop`, by `messages` (a recording
+        whose newest message grew). False, and nothing changed, when the session no longer ends
+        with them."""
+        with self.lock:
+            session = self.sessions[session_id]
+            history, count = session.history, len(drop)
+            old = history.messages[len(history) - count :] if count else []
+            if [m.id for m in old] != list(drop):
+                return False
+            start = len(history) - count
+            history.replace(start, len(history), [], [])
+            del session.log[len(session.log) - count :]
+            change = SourceChange(session_id, rewrite_from=start)
+            self.changes.append(change)  # its own change: earlier appends apply first
+            for message, tokens in messages:
+                self.seq += 1
+                history.append(message, tokens)
+                session.log.append((self.seq, message, tokens))
+                change.new_messages.append((self.seq, message, tokens))
+            return True
+
     def append_message(self, session_id: str, message: Message, tokens: int) -> None:
         with self.lock:
             session = self.sessions[session_id]
@@ -137,6 +161,8 @@ class MemorySource:
     """A SessionSource over MemoryPersistence. `writable=False` for transcripts."""
 
     cache_path: Path | None = None
+    tunable = True
+    after_compaction = "The session is held in memory only."
 
     def __init__(
         self,
@@ -177,6 +203,11 @@ class MemorySource:
                 session.log.append((self.store.seq, message, tokens))
             self.store.sessions[session_id] = session
             self.store.changes.append(SourceChange(session_id, sessions_changed=True))
+
+    def remove_session(self, session_id: str) -> None:
+        with self.store.lock:
+            self.store.sessions.pop(session_id, None)
+            self.store.changes = [c for c in self.store.changes if c.session_id != session_id]
 
     def append(self, session_id: str, message: Message) -> None:
         with self.store.lock:
@@ -309,3 +340,8 @@ class MemorySource:
                     if key and not info.undone:
                         backers.setdefault(key, []).append((session.session_id, session.title))
         return backers
+
+    def set_config(self, session_id: str, config: CompactionConfig) -> None:
+        with self.store.lock:
+            self.store.sessions[session_id].config = config
+            self.store.changes.append(SourceChange(session_id, compacted=True))

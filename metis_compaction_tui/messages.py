@@ -13,7 +13,7 @@ from decimal import Decimal
 from textual.message import Message
 
 from engine import Message as EngineMessage
-from metis_compaction_tui.session_data import EventRow, SessionData
+from metis_compaction_tui.session_data import AgentView, EventRow, SessionData
 from metis_compaction_tui.source import SessionRow
 
 
@@ -40,6 +40,8 @@ class SessionGrew(Message):
     new_messages: list[tuple[int, EngineMessage, int]] = field(default_factory=list)
     new_events: list[EventRow] = field(default_factory=list)
     spent_usd: Decimal | None = None
+    rewrite_from: int | None = None  # new_messages replace the history from here on
+    agent: AgentView | None = None
 
 
 @dataclass

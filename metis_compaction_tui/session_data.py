@@ -22,6 +22,7 @@ from engine import (
     TurnPlan,
     plan_turn,
 )
+from engine.projection import ProjectedCompaction
 
 
 class Zone(enum.IntEnum):
@@ -84,8 +85,7 @@ class TimelinePoint:
 
 
 def is_turn_start(message: Message) -> bool:
-    """A user message that is not a tool result and not synthetic opens a turn."""
-    return message.role == "user" and not message.synthetic and not message.tool_result_ids()
+    return message.opens_turn
 
 
 def build_timeline(
@@ -117,6 +117,34 @@ def build_timeline(
     return points
 
 
+@dataclass(frozen=True)
+class AgentCompactionView:
+    """A compaction the agent itself made, with our estimate of the context it compacted."""
+
+    message_index: int  # the agent's summary
+    trigger: str | None  # "auto" / "manual" where the log records it
+    pre_tokens: int | None  # the context size the agent recorded just before
+    estimate_tokens: int  # our estimate of the messages in its context then
+
+
+@dataclass(frozen=True)
+class AgentView:
+    """A recorded transcript beside our engine: what the agent did, where we would compact, and
+    the token usage it recorded against our estimate of the messages sent."""
+
+    path: str
+    format: str  # "claude-code" | "codex"
+    line_count: int
+    compactions: tuple[AgentCompactionView, ...]
+    projected: tuple[ProjectedCompaction, ...]  # ours, over the whole recording
+    usage_count: int = 0
+    last_recorded_tokens: int | None = None  # the latest response's recorded context size
+    last_estimate_tokens: int | None = None  # our estimate of the messages in that context
+    recorded_total: int = 0  # over every response: for the estimate/recorded ratio
+    estimate_total: int = 0
+    notes: tuple[str, ...] = ()  # skipped records, warnings: one line each
+
+
 @dataclass
 class SessionData:
     """One session as the dashboard shows it. `history` is the active history (what the next
@@ -133,7 +161,8 @@ class SessionData:
     timeline: list[TimelinePoint] = field(default_factory=list)
     last_seq: int = 0
     source_label: str = ""
-    read_only: bool = False  # a transcript: no compact now, no undo
+    read_only: bool = False  # no compact now, no undo
+    agent: AgentView | None = None  # a recorded transcript: the agent's side
     _plan: TurnPlan | None = field(default=None, init=False, repr=False)
 
     @classmethod
@@ -253,6 +282,45 @@ class SessionData:
         if last_seq is not None:
             self.last_seq = max(self.last_seq, last_seq)
         return added
+
+    def grow(
+        self,
+        new_messages: Sequence[tuple[int, Message, int]],
+        new_events: Iterable[EventRow] = (),
+        spent_usd: Decimal | None = None,
+        rewrite_from: int | None = None,
+        agent: AgentView | None = None,
+    ) -> tuple[int, int]:
+        """One poll's change to this session (seq, message, tokens); messages already loaded
+        (seq <= last_seq) are skipped. Returns (messages added, events added)."""
+        fresh = [(m, t) for seq, m, t in new_messages if seq > self.last_seq]
+        if rewrite_from is not None and fresh:
+            added = self.rewrite(rewrite_from, fresh)
+        else:
+            added = self.append(fresh)
+        self.last_seq = max([self.last_seq, *(seq for seq, _, _ in new_messages)])
+        events = self.add_events(new_events)
+        if spent_usd is not None:
+            self.set_spent(spent_usd)
+        if agent is not None:
+            self.agent = agent
+        return added, events
+
+    def rewrite(self, start: int, messages: Iterable[tuple[Message, int]]) -> int:
+        """A recording's newest messages changed: replace the history from `start` on. Each
+        turn the removed messages opened takes its timeline point with it."""
+        history = self.history
+        opened = sum(
+            1 for i in range(max(1, start), len(history)) if history.messages[i].opens_turn
+        )
+        if opened:
+            del self.timeline[len(self.timeline) - opened :]
+        history.replace(start, len(history), [], [])
+        self._plan = None
+        if self.timeline:
+            now = self.timeline[-1]
+            self.timeline[-1] = TimelinePoint(now.turn, history.total_tokens, now.compaction)
+        return self.append(messages)
 
     def add_events(self, events: Iterable[EventRow]) -> int:
         known = {row.event_id for row in self.events[-200:]}

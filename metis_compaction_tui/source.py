@@ -15,8 +15,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Protocol
 
-from engine import Message, SessionManager, TriggerAction
-from metis_compaction_tui.session_data import CompactionInfo, EventRow, SessionData
+from engine import CompactionConfig, Message, SessionManager, TriggerAction
+from metis_compaction_tui.session_data import AgentView, CompactionInfo, EventRow, SessionData
 
 
 class SourceUnavailable(Exception):
@@ -59,11 +59,15 @@ class SourceChange:
     new_events: list[EventRow] = field(default_factory=list)
     sessions_changed: bool = False  # a session was created
     spent_usd: Decimal | None = None  # the session's compaction spend, when it may have moved
+    rewrite_from: int | None = None  # new_messages replace the history from this index on
+    agent: AgentView | None = None  # a transcript's facts, when they may have moved
 
 
 class SessionSource(Protocol):
     label: str  # shown in the title bar: a workspace path, a transcript file
     writable: bool  # False: no compact now, no undo, no cache actions
+    tunable: bool  # True: the knobs may be changed from the app (a what-if on a recording)
+    after_compaction: str  # one sentence: where a committed compaction goes from here
     cache_path: Path | None  # the workspace's compaction-cache.sqlite, if any
 
     def open(self) -> None:
@@ -100,3 +104,6 @@ class SessionSource(Protocol):
     def cache_backers(self) -> dict[str, list[tuple[str, str]]]:
         """cache_key → [(session_id, title)] of every live summary the key produced."""
         ...
+
+    def set_config(self, session_id: str, config: CompactionConfig) -> None:
+        """Re-plan a session under other knobs (tunable sources only; else ActionRefused)."""

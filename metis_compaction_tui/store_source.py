@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine import History, SessionManager, decide_trigger
+from engine import CompactionConfig, History, SessionManager, decide_trigger
 from metis_compaction_tui.session_data import (
     CompactionInfo,
     EventRow,
@@ -56,6 +56,8 @@ def compaction_info(stored: Any) -> CompactionInfo:
 
 class StoreSource:
     writable = True
+    tunable = False  # the knobs are metis dev's: the app shows them, metis dev sets them
+    after_compaction = "metis dev picks the change up at its next turn."
 
     def __init__(self, workspace: Path, *, poll_interval_s: float = 0.25) -> None:
         self.workspace = Path(workspace)
@@ -313,3 +315,8 @@ class StoreSource:
                     if key and not stored.undone:
                         backers.setdefault(key, []).append((info.session_id, info.title))
         return backers
+
+    def set_config(self, session_id: str, config: CompactionConfig) -> None:
+        raise ActionRefused(
+            "a metis store's knobs belong to metis dev; `inspect` a transcript for a what-if"
+        )

@@ -333,7 +333,7 @@ class CompactNowScreen(ModalScreen[CompactionOutcome | None]):
             f"Messages {record.watermark_before}–{record.watermark_after - 1} "
             f"({record.span_message_count:,}, {record.span_token_count_in:,} tokens) are now one "
             f"summary of {record.span_token_count_out:,} tokens; the originals are archived "
-            "(u undoes). metis dev picks the change up at its next turn."
+            f"(u undoes). {self.source.after_compaction}"
         )
         self._result(text, "success")
         self._set_state("done")

@@ -13,6 +13,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 
 from metis_compaction_tui.session_data import SessionData, ZoneRange, short_tokens
+from metis_compaction_tui.widgets.agent_panel import AgentPanel
 from metis_compaction_tui.widgets.events_timeline import EventsTimeline
 from metis_compaction_tui.widgets.message_list import MessageList
 from metis_compaction_tui.widgets.pressure_gauge import PressureGauge
@@ -32,6 +33,7 @@ class Dashboard(Vertical):
             yield TokenSparkline(id="sparkline")
             yield WatermarkStrip(id="watermark")
             yield TriggerPanel(id="trigger")
+            yield AgentPanel(id="agent")
         yield MessageList(id="messages")
         yield EventsTimeline(id="events")
 
@@ -77,6 +79,7 @@ class Dashboard(Vertical):
             zones, plan.span, plan.message_count, plan.floor
         )
         self.query_one(TriggerPanel).set_plan(plan, config.compaction_model)
+        self.query_one(AgentPanel).set_view(data.agent)
         self.messages.border_title = (
             f"Messages · {data.message_count:,} · {short_tokens(data.history.total_tokens)} tok"
         )

@@ -1,0 +1,171 @@
+"""`inspect`, and `status` / `compact --dry-run` on agent transcripts (Claude Code, Codex).
+
+A transcript is only ever read. `inspect` opens the app on it with what-ifs going to a scratch
+workspace; `status` and `compact --dry-run` print what our engine would do to it, in the same
+shapes as for a metis store (docs/cli-json.md) plus a `transcript` object.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, TextIO
+
+import msgspec
+
+from engine import CompactionCache, CompactionConfig, ConfigError, History, SessionManager
+from engine.config import config_with_text
+from metis_compaction_tui.cli_commands import (
+    JSON_SHAPE_VERSION,
+    CliError,
+    compact_or_preview,
+    emit_json,
+    plan_status,
+    write_status_text,
+)
+from metis_compaction_tui.importers import TranscriptError
+from metis_compaction_tui.transcript_source import (
+    Recording,
+    TranscriptSource,
+    discover_transcripts,
+    read_recording,
+    scratch_dir,
+)
+
+WHAT_IF_MODEL = "local:extractive"  # no key needed; --set model=anthropic:<model> for a real one
+
+
+def is_transcript_path(path: Path) -> bool:
+    """A transcript file, or a folder named on the command line that holds transcripts and is
+    not a metis workspace (the default "." stays a workspace, so its errors stay a store's)."""
+    if path.is_file():
+        return True
+    if path == Path(".") or not path.is_dir() or (path / ".metis").exists():
+        return False
+    return any(path.rglob("*.jsonl"))
+
+
+def what_if_config(sets: Sequence[str]) -> CompactionConfig:
+    """The §11 defaults with the offline summarizer, then each `--set KNOB=VALUE`."""
+    values: dict[str, str] = {}
+    for item in sets:
+        name, equals, value = item.partition("=")
+        if not equals or not name.strip():
+            raise CliError(f"--set {item!r}: write it as KNOB=VALUE, e.g. threshold_tokens=150000")
+        values[name.strip()] = value
+    return config_with_text(CompactionConfig(compaction_model=WHAT_IF_MODEL), values)
+
+
+def _paths(path: Path | None, limit: int) -> list[Path]:
+    try:
+        return discover_transcripts(path, limit)
+    except FileNotFoundError as error:
+        raise CliError(str(error)) from None
+
+
+def _read(path: Path, config: CompactionConfig) -> Recording:
+    try:
+        return read_recording(path, config)
+    except TranscriptError as error:
+        raise CliError(f"{error.path}, line {error.line_number}: {error.detail}") from None
+    except OSError as error:
+        raise CliError(f"{path}: {error.strerror or error}") from None
+
+
+def cmd_inspect(path: Path | None, scratch: Path | None, limit: int, sets: Sequence[str]) -> int:
+    config = what_if_config(sets)
+    scratch = scratch or scratch_dir()
+    paths = _paths(path, limit)
+    try:
+        (scratch / ".metis").mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as error:
+        raise CliError(f"scratch folder {scratch}: {error.strerror or error}") from None
+    from metis_compaction_tui.app import run_app
+
+    label = str(path) if path is not None else "Claude Code and Codex logs"
+    return run_app(TranscriptSource(paths, scratch=scratch, config=config, label=label))
+
+
+def transcript_status(recording: Recording) -> dict[str, Any]:
+    history = History(recording.messages, tokens=recording.tokens)
+    view = recording.view()
+    return {
+        "session_id": recording.session_id,
+        "title": recording.title,
+        "message_count": len(history),
+        "total_tokens": history.total_tokens,
+        **plan_status(history, recording.config, Decimal(0)),  # no what-if is spent here
+        "transcript": {
+            "path": view.path,
+            "format": view.format,
+            "line_count": view.line_count,
+            "agent_compactions": [msgspec.to_builtins(c) for c in view.compactions],
+            "projected_compactions": [msgspec.to_builtins(f) for f in view.projected],
+            "recorded_usage": {
+                "responses": view.usage_count,
+                "last_recorded_context_tokens": view.last_recorded_tokens,
+                "last_estimate_tokens": view.last_estimate_tokens,
+                "recorded_total": view.recorded_total,
+                "estimate_total": view.estimate_total,
+            },
+        },
+    }
+
+
+def cmd_transcript_status(
+    path: Path, sets: Sequence[str], limit: int, as_json: bool, out: TextIO
+) -> int:
+    config = what_if_config(sets)
+    sessions = [transcript_status(_read(p, config)) for p in _paths(path, limit)]
+    if as_json:
+        emit_json(
+            {"shape_version": JSON_SHAPE_VERSION, "transcripts": str(path), "sessions": sessions},
+            out,
+        )
+        return 0
+    out.write(f"{path}: {len(sessions)} transcript(s), never written; knobs are a what-if\n")
+    for s in sessions:
+        write_status_text(s, out)
+        fires = s["transcript"]["projected_compactions"]
+        agent = s["transcript"]["agent_compactions"]
+        first = f", the first before message {fires[0]['before_index']}" if fires else ""
+        out.write(
+            f"  agent      {len(agent)} compaction(s) of its own; ours would make "
+            f"{len(fires)}{first}\n"
+        )
+    return 0
+
+
+def cmd_transcript_compact(
+    path: Path,
+    dry_run: bool,
+    instructions: str | None,
+    sets: Sequence[str],
+    as_json: bool,
+    out: TextIO,
+) -> int:
+    if not dry_run:
+        raise CliError(
+            f"{path} is a transcript, which is never written: add --dry-run, or run "
+            f"`inspect {path}` to compact it in a scratch store"
+        )
+    if not path.is_file():
+        raise CliError(f"{path}: compact takes one transcript file")
+    config = what_if_config(sets)
+    recording = _read(path, config)
+    cache_path = scratch_dir() / ".metis" / "compaction-cache.sqlite"
+    cache = CompactionCache(cache_path) if cache_path.exists() else None  # peek, never create
+    knobs = {name: getattr(config, name) for name in config.__struct_fields__}
+    try:
+        manager = SessionManager(
+            session_id=recording.session_id, history=recording.messages, cache=cache, **knobs
+        )
+    except ConfigError as error:
+        raise CliError(str(error)) from None
+    try:
+        return asyncio.run(compact_or_preview(manager, True, instructions, as_json, out))
+    finally:
+        if cache is not None:
+            cache.close()

@@ -1,0 +1,400 @@
+"""Agent transcripts (Claude Code, Codex) as app sessions: the recording, live, plus what-ifs.
+
+Each transcript is tailed (`TranscriptTail`, O(new bytes) a poll) and mirrored into a
+`MemorySource` session, so the dashboard, compact now, undo and the cache browser work on it as on
+a metis store. The transcript file is only ever read: what-if compactions change the in-memory
+session and write summaries to the scratch workspace's cache, nowhere else. New knobs rebuild the
+session from the recording under them, which drops the what-if compactions made before.
+
+The agent's own summaries come in as ordinary messages. Kept synthetic, each would be our
+compaction floor (§3.2) and hide everything before it from the what-if; `AgentView` marks them
+instead, beside where our engine would have compacted (engine.projection).
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import threading
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+
+import msgspec
+
+from engine import (
+    CompactionConfig,
+    Message,
+    SessionManager,
+    Summarizer,
+    TriggerAction,
+    estimate_message_tokens,
+)
+from engine.projection import Projection
+from metis_compaction_tui.importers import (
+    AgentCompaction,
+    RecordedUsage,
+    TranscriptError,
+    TranscriptTail,
+    default_transcript_roots,
+    find_transcripts,
+)
+from metis_compaction_tui.memory_source import MemorySource
+from metis_compaction_tui.session_data import (
+    AgentCompactionView,
+    AgentView,
+    CompactionInfo,
+    SessionData,
+)
+from metis_compaction_tui.source import SessionRow, SourceChange, SourceUnavailable
+
+DEFAULT_LIMIT = 30  # transcripts listed from a folder: the most recently written
+
+
+def transcript_title(path: Path) -> str:
+    """Short enough for the session list: the project and the session's first characters."""
+    stem = path.stem
+    if stem.startswith("rollout-"):  # rollout-2025-05-07T17-24-21-<uuid>
+        return f"codex {stem[13:18]} {stem[19:21]}:{stem[22:24]}"
+    project = path.parent.name.rstrip("-").rsplit("-", 1)[-1] or path.parent.name
+    return f"{project} · {stem[:8]}"
+
+
+def _ours(message: Message) -> Message:
+    """The agent's summary as a plain message (see the module docstring)."""
+    if not message.synthetic:
+        return message
+    metadata = msgspec.structs.replace(message.metadata, synthetic=False)
+    return msgspec.structs.replace(message, metadata=metadata)
+
+
+class Recording:
+    """One transcript: what was read of it, and our projection over it."""
+
+    def __init__(self, path: Path, session_id: str, config: CompactionConfig) -> None:
+        self.path = path
+        self.session_id = session_id
+        self.title = transcript_title(path)
+        self.config = config
+        self.tail = TranscriptTail(path)
+        self.read = False  # imported at least once
+        self.line_count = 0
+        self.problem: str | None = None
+        self._restart()
+
+    def _restart(self) -> None:
+        self.messages: list[Message] = []
+        self.tokens: list[int] = []
+        self.cumulative: list[int] = [0]  # sum(tokens[:i])
+        self.usage: list[RecordedUsage] = []
+        self.pairs: list[tuple[int, int]] = []  # per usage: (recorded, our estimate)
+        self.recorded_total = self.estimate_total = 0
+        self.compactions: list[AgentCompaction] = []
+        self.projection = Projection(self.config)
+
+    def reproject(self, config: CompactionConfig) -> None:
+        self.config = config
+        self.projection = Projection(config)
+        self.projection.feed(zip(self.messages, self.tokens, strict=True))
+
+    def apply(self, update_reset: bool, start: int, messages: Sequence[Message]) -> list[str]:
+        """Take new or rewritten messages from index `start`; returns the ids it dropped."""
+        if update_reset:
+            self._restart()
+            start = 0
+        dropped = [m.id for m in self.messages[start:]]
+        ours = [_ours(m) for m in messages]
+        tokens = [estimate_message_tokens(m) for m in ours]
+        del self.messages[start:], self.tokens[start:], self.cumulative[start + 1 :]
+        self.messages += ours
+        self.tokens += tokens
+        for count in tokens:
+            self.cumulative.append(self.cumulative[-1] + count)
+        pairs = list(zip(ours, tokens, strict=True))
+        if dropped and not self.projection.rewrite(start, pairs):
+            self.reproject(self.config)
+        elif not dropped:
+            self.projection.feed(pairs)
+        return dropped
+
+    def context_start(self, index: int) -> int:
+        """Where the agent's context began for messages[index]: its latest summary before it."""
+        starts = [c.message_index for c in self.compactions]
+        position = bisect.bisect_right(starts, index) - 1
+        return starts[position] if position >= 0 else 0
+
+    def take_usage(self, start: int, usage: Sequence[RecordedUsage]) -> None:
+        for recorded, estimate in self.pairs[start:]:  # running sums: a view costs O(1)
+            self.recorded_total -= recorded
+            self.estimate_total -= estimate
+        del self.usage[start:], self.pairs[start:]
+        for entry in usage:
+            self.usage.append(entry)
+            index = min(entry.message_index, len(self.messages))
+            estimate = (
+                self.cumulative[index] - self.cumulative[self.context_start(index)]
+                if index >= 0
+                else 0
+            )
+            self.pairs.append((entry.context_tokens, estimate))
+            self.recorded_total += entry.context_tokens
+            self.estimate_total += estimate
+
+    def view(self, notes: tuple[str, ...] = ()) -> AgentView:
+        compactions = []
+        previous = 0
+        for c in self.compactions:
+            index = min(c.message_index, len(self.messages))
+            estimate = self.cumulative[index] - self.cumulative[previous]
+            compactions.append(
+                AgentCompactionView(c.message_index, c.trigger, c.pre_tokens, estimate)
+            )
+            previous = index
+        last = self.pairs[-1] if self.pairs else (None, None)
+        return AgentView(
+            path=str(self.path),
+            format=self.tail.format or "claude-code",
+            line_count=self.tail.line_count,
+            compactions=tuple(compactions),
+            projected=tuple(self.projection.fires),
+            usage_count=len(self.pairs),
+            last_recorded_tokens=last[0],
+            last_estimate_tokens=last[1],
+            recorded_total=self.recorded_total,
+            estimate_total=self.estimate_total,
+            notes=notes,
+        )
+
+
+class TranscriptSource:
+    """A SessionSource over transcript files; what-ifs go to `scratch` (a workspace folder)."""
+
+    writable = True  # compact now and undo act on the in-memory copy, never the file
+    tunable = True
+    after_compaction = "A what-if: the transcript is unchanged; new lines still tail in."
+
+    def __init__(
+        self,
+        paths: Sequence[Path],
+        *,
+        scratch: Path,
+        config: CompactionConfig | None = None,
+        label: str | None = None,
+        summarizer: Callable[[], Summarizer] | None = None,
+        clock: Callable[[], int] | None = None,
+    ) -> None:
+        if not paths:
+            raise ValueError("no transcripts to inspect")
+        self.config = config or CompactionConfig(compaction_model="local:extractive")
+        self.label = label or (str(paths[0]) if len(paths) == 1 else f"{len(paths)} transcripts")
+        self.scratch = scratch
+        self.memory = MemorySource(
+            self.label, workspace=scratch, summarizer=summarizer, clock=clock
+        )
+        self.cache_path = self.memory.cache_path
+        self.lock = threading.RLock()
+        self.recordings: dict[str, Recording] = {}
+        for path in paths:
+            session_id = path.stem
+            while session_id in self.recordings:
+                session_id += "+"
+            self.recordings[session_id] = Recording(path, session_id, self.config)
+
+    @classmethod
+    def for_path(
+        cls, path: Path | None, *, scratch: Path, limit: int = DEFAULT_LIMIT, **kwargs: object
+    ) -> TranscriptSource:
+        """A file, a folder of transcripts, or (None) the agents' default log folders."""
+        paths = discover_transcripts(path, limit)
+        label = str(path) if path is not None else "Claude Code and Codex logs"
+        return cls(paths, scratch=scratch, label=label, **kwargs)  # type: ignore[arg-type]
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def _read(self, recording: Recording, *, first: bool = False) -> SourceChange | None:
+        """Poll one transcript into its session; None when nothing changed."""
+        try:
+            update = recording.tail.poll()
+        except TranscriptError as error:
+            recording.problem = str(error)
+            problem = f"{recording.path}, line {error.line_number}: {error.detail}"
+            raise SourceUnavailable(problem) from None
+        except OSError as error:
+            raise SourceUnavailable(f"{recording.path}: {error.strerror or error}") from None
+        recording.problem = None
+        lines_moved = update.line_count != recording.line_count
+        recording.line_count = update.line_count
+        if not update.changed and not first:
+            # Skipped records (snapshots, progress) move only the line count.
+            return (
+                SourceChange(recording.session_id, agent=recording.view()) if lines_moved else None
+            )
+        session_id = recording.session_id
+        rebuild = first or update.reset
+        dropped = recording.apply(update.reset, update.rewrite_from, update.messages)
+        if update.reset:
+            recording.compactions = list(update.agent_compactions)
+            recording.take_usage(0, update.recorded_usage)
+        else:
+            recording.compactions += update.agent_compactions
+            recording.take_usage(update.usage_from, update.recorded_usage)
+        start = len(recording.messages) - len(update.messages)
+        new = list(zip(recording.messages[start:], recording.tokens[start:], strict=True))
+        store = self.memory.store
+        if not rebuild and dropped:
+            rebuild = not store.rewrite_tail(session_id, dropped, new)
+        elif not rebuild:
+            for message, tokens in new:
+                store.append_message(session_id, message, tokens)
+        if rebuild:
+            self._rebuild(recording)
+        recording.read = True
+        return SourceChange(session_id, agent=recording.view())
+
+    def _rebuild(self, recording: Recording) -> None:
+        """The session from the recording alone: what-ifs dropped, a reload for the app."""
+        memory = self.memory
+        memory.remove_session(recording.session_id)
+        memory.add_session(
+            recording.session_id,
+            recording.messages,
+            title=recording.title,
+            config=recording.config,
+        )
+        memory.store.changes.append(SourceChange(recording.session_id, compacted=True))
+
+    def _ensure_read(self, session_id: str) -> Recording:
+        recording = self.recordings[session_id]
+        if not recording.read:
+            self._read(recording, first=True)
+        return recording
+
+    # -- SessionSource -------------------------------------------------------------------------
+
+    def open(self) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+    def sessions(self) -> list[SessionRow]:
+        with self.lock:
+            rows = {row.session_id: row for row in self.memory.sessions()}
+            listed = []
+            for session_id, recording in self.recordings.items():
+                row = rows.get(session_id)
+                if row is None:  # not read yet: read when picked
+                    config = recording.config
+                    row = SessionRow(
+                        session_id,
+                        f"{recording.title} (not read)",
+                        0,
+                        0,
+                        config.compaction_threshold_tokens,
+                        config.compaction_hard_cap_tokens,
+                        TriggerAction.SKIP,
+                        int(_mtime(recording.path) * 1000),
+                    )
+                listed.append(row)
+            return listed
+
+    def load(self, session_id: str) -> SessionData:
+        with self.lock:
+            recording = self._ensure_read(session_id)
+            data = self.memory.load(session_id)
+            # What is queued for this session is in `data` already: no second reload for it.
+            store = self.memory.store
+            listed = any(c.sessions_changed for c in store.changes if c.session_id == session_id)
+            store.changes = [c for c in store.changes if c.session_id != session_id]
+            if listed:
+                store.changes.append(SourceChange(session_id, sessions_changed=True))
+            transcript = recording.tail.transcript()  # O(messages), once a load
+            notes = [f"skipped {n:,} {kind} record(s)" for kind, n in transcript.skipped.items()]
+            notes += transcript.warnings[:20]
+            data.agent = recording.view(tuple(notes))
+            data.source_label = str(recording.path)
+            return data
+
+    def poll(self) -> list[SourceChange]:
+        with self.lock:
+            agent_changes = []
+            for recording in self.recordings.values():
+                if recording.read:
+                    change = self._read(recording)
+                    if change is not None:
+                        agent_changes.append(change)
+            changes = self.memory.poll()
+            # The agent's facts ride on the session's last change, or on one of their own.
+            latest = {c.session_id: c for c in agent_changes}
+            for change in reversed(changes):
+                if change.session_id in latest and change.agent is None:
+                    change.agent = latest.pop(change.session_id).agent
+            return changes + list(latest.values())
+
+    def wait(self, timeout_s: float, wake: threading.Event) -> None:
+        wake.wait(timeout_s)
+
+    def originals(self, info: CompactionInfo) -> list[tuple[Message, int]]:
+        return self.memory.originals(info)
+
+    def managing(self, session_id: str) -> AbstractContextManager[SessionManager]:
+        with self.lock:
+            self._ensure_read(session_id)
+        return self.memory.managing(session_id)
+
+    def undo_latest(self, session_id: str) -> CompactionInfo:
+        return self.memory.undo_latest(session_id)
+
+    def cache_backers(self) -> dict[str, list[tuple[str, str]]]:
+        return self.memory.cache_backers()
+
+    def set_config(self, session_id: str, config: CompactionConfig) -> None:
+        with self.lock:
+            recording = self._ensure_read(session_id)
+            recording.reproject(config)
+            self._rebuild(recording)
+
+
+def discover_transcripts(path: Path | None, limit: int = DEFAULT_LIMIT) -> list[Path]:
+    """`path` itself if it is a file; else the `limit` most recently written transcripts under
+    it, or under the agents' default log folders when it is None. Raises FileNotFoundError
+    naming what was looked at."""
+    if path is not None and path.is_file():
+        return [path]
+    if path is not None and not path.exists():
+        raise FileNotFoundError(f"{path} does not exist")
+    roots = [path] if path is not None else default_transcript_roots()
+    found: list[Path] = []
+    for root in roots:
+        if root.is_dir():
+            found += find_transcripts(root)
+    if not found:
+        looked = ", ".join(str(r) for r in roots)
+        raise FileNotFoundError(f"no Claude Code or Codex transcripts (*.jsonl) under {looked}")
+    found.sort(key=lambda p: -_mtime(p))
+    return found[:limit]
+
+
+def read_recording(path: Path, config: CompactionConfig) -> Recording:
+    """A whole transcript, read once (the CLI's status and dry run). Raises TranscriptError for
+    a malformed line and OSError for a file that cannot be read."""
+    recording = Recording(path, path.stem, config)
+    update = recording.tail.poll(final=True)
+    recording.apply(True, 0, update.messages)
+    recording.compactions = list(update.agent_compactions)
+    recording.take_usage(0, update.recorded_usage)
+    recording.read = True
+    return recording
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return 0.0
+
+
+def scratch_dir() -> Path:
+    """Where what-ifs keep their cache between runs (XDG cache home)."""
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "metis-compaction-tui" / "inspect"

@@ -1,0 +1,182 @@
+"""The app on agent transcripts (`inspect`): the agent panel, live tailing, what-if knobs and
+a what-if compaction that never writes the transcript."""
+
+# ruff: noqa: F811  (pytest fixtures imported from tests.app_helpers are redefined as arguments)
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from textual.widgets import Input
+
+from engine import CompactionConfig
+from metis_compaction_tui.app import MetisInspector
+from metis_compaction_tui.screens.compact_now import CompactNowScreen
+from metis_compaction_tui.screens.knobs import KnobsScreen
+from metis_compaction_tui.transcript_source import TranscriptSource
+from metis_compaction_tui.widgets.agent_panel import AgentPanel
+from metis_compaction_tui.widgets.store_banner import StoreBanner
+from metis_compaction_tui.widgets.trigger_panel import TriggerPanel
+from tests.app_helpers import (
+    SIZE,
+    demo_template,  # noqa: F401 - a fixture
+    loaded,
+    make_app,
+    wait_until,
+    wait_workers,
+    workspace,  # noqa: F401 - a fixture
+)
+from tests.test_importers import SHARED
+from tests.transcript_writer import ClaudeCodeWriter
+
+CONFIG = CompactionConfig(
+    compaction_model="local:extractive",
+    compaction_threshold_tokens=2_000,
+    compaction_hard_cap_tokens=6_000,
+    compaction_preserve_recent_turns=3,
+)
+
+
+def _app(path: Path, tmp_path: Path, config: CompactionConfig = CONFIG) -> MetisInspector:
+    source = TranscriptSource([path], scratch=tmp_path / "scratch", config=config)
+    return MetisInspector(source, poll_interval_s=0.05)
+
+
+async def test_a_real_claude_code_transcript_shows_the_agent_beside_our_engine(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "representative_messages.jsonl"
+    shutil.copy(SHARED / "representative_messages.jsonl", path)
+    app = _app(path, tmp_path, CompactionConfig(compaction_model="local:extractive"))
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        panel = app.query_one(AgentPanel)
+        assert panel.display
+        text = panel.render().plain
+        assert "Agent" in text and "no compaction of its own" in text
+        assert "would not compact" in text  # 907 tokens against the default 30,000 threshold
+        assert "Usage" in text and "recorded" in text
+        assert app.data is not None and app.data.message_count == 11
+
+
+async def test_the_app_tails_the_transcript_as_the_agent_writes_it(tmp_path: Path) -> None:
+    writer = ClaudeCodeWriter(7, compact_every=4)
+    path = tmp_path / "live.jsonl"
+    path.write_text("".join(writer.turn()))
+    app = _app(path, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        assert app.data is not None and app.data.message_count == 4
+        with open(path, "a") as out:
+            for _ in range(8):
+                out.writelines(writer.turn())
+                out.flush()
+                await pilot.pause(0.02)
+        await wait_until(pilot, lambda: app.data is not None and app.data.message_count == 36)
+        view = app.data.agent
+        assert view is not None and len(view.compactions) == 2
+        await wait_until(
+            pilot,
+            lambda: (
+                "2 compaction(s) of its own" in app.query_one(AgentPanel).render().plain
+                or "2 of its own" in app.query_one(AgentPanel).render().plain
+            ),
+        )
+        last = app.data.history.messages[-1]
+        assert last.role == "assistant"
+
+
+async def test_what_if_knobs_move_the_trigger_and_bad_values_are_named(tmp_path: Path) -> None:
+    writer = ClaudeCodeWriter(8)
+    path = tmp_path / "live.jsonl"
+    path.write_text("".join(line for _ in range(6) for line in writer.turn()))
+    relaxed = CompactionConfig(compaction_model="local:extractive")
+    app = _app(path, tmp_path, relaxed)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        assert "SKIP" in app.query_one(TriggerPanel).render().plain
+        await pilot.press("w")
+        assert isinstance(app.screen, KnobsScreen)
+        threshold = app.screen.query_one("#knob-compaction_threshold_tokens", Input)
+        threshold.value = "99999999"
+        await pilot.press("ctrl+s")
+        assert isinstance(app.screen, KnobsScreen)  # refused: above the hard cap
+        error = str(app.screen.query_one("#knobs-error").render())
+        assert "compaction_threshold_tokens" in error and "hard_cap" in error
+        threshold.value = "500"
+        await pilot.press("ctrl+s")
+        await wait_workers(app)
+        await wait_until(
+            pilot,
+            lambda: app.data is not None and app.data.config.compaction_threshold_tokens == 500,
+            what="re-planned",
+        )
+        await pilot.pause()
+        assert "SOFT" in app.query_one(TriggerPanel).render().plain
+        assert "under these knobs" in app.query_one(AgentPanel).render().plain
+
+
+async def test_a_what_if_compaction_never_writes_the_transcript(tmp_path: Path) -> None:
+    writer = ClaudeCodeWriter(9)
+    path = tmp_path / "live.jsonl"
+    path.write_text("".join(line for _ in range(20) for line in writer.turn()))
+    original = path.read_bytes()
+    app = _app(path, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        count = app.data.message_count if app.data else 0
+        await pilot.press("c")
+        assert isinstance(app.screen, CompactNowScreen)
+        await wait_workers(app)
+        await pilot.press("ctrl+r")
+        await wait_workers(app)
+        await pilot.pause()
+        await pilot.press("a")
+        await wait_workers(app)
+        assert "transcript is unchanged" in str(app.screen.query_one("#cn-result").render())
+        await pilot.press("escape")
+        await wait_until(
+            pilot, lambda: app.data is not None and app.data.message_count < count, what="spliced"
+        )
+        assert path.read_bytes() == original
+        with open(path, "a") as out:
+            out.writelines(writer.turn())
+        await wait_until(
+            pilot,
+            lambda: (
+                app.data is not None and app.data.history.messages[-1].id == writer_last_id(path)
+            ),
+            what="tailed after the what-if",
+        )
+    assert path.read_bytes().startswith(original)  # only the agent's append changed it
+    assert (tmp_path / "scratch" / ".metis" / "compaction-cache.sqlite").exists()
+
+
+def writer_last_id(path: Path) -> str:
+    from metis_compaction_tui.importers import load_transcript
+
+    return load_transcript(path).messages[-1].id
+
+
+async def test_a_malformed_line_shows_a_banner_naming_the_line(tmp_path: Path) -> None:
+    writer = ClaudeCodeWriter(10)
+    path = tmp_path / "live.jsonl"
+    path.write_text("".join(writer.turn()))
+    app = _app(path, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        with open(path, "a") as out:
+            out.write('{"type": "user", "uuid": broken\n')
+        banner = app.query_one(StoreBanner)
+        await wait_until(pilot, lambda: banner.display, what="banner")
+        assert app.problem is not None and "live.jsonl, line 6: not valid JSON" in app.problem
+
+
+async def test_a_metis_store_refuses_what_if_knobs(workspace: Path) -> None:
+    app = make_app(workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        await pilot.press("w")
+        await pilot.pause()
+        assert not isinstance(app.screen, KnobsScreen)
+        assert any("belong to metis dev" in str(n.message) for n in app._notifications)

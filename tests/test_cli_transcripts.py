@@ -1,0 +1,175 @@
+"""`status`, `compact --dry-run` and `inspect` on agent transcripts: the documented JSON shape
+(docs/cli-json.md), what-if knobs, and refusals that say what to do."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from metis_compaction_tui import cli
+from tests.test_cli import Decision, Pressure, Span, Strict, run
+from tests.test_importers import CLAUDE, CODEX_ROLLOUT
+from tests.transcript_writer import ClaudeCodeWriter
+
+
+class AgentCompactionJson(Strict):
+    message_index: int
+    trigger: str | None
+    pre_tokens: int | None
+    estimate_tokens: int
+
+
+class ProjectedJson(Strict):
+    before_index: int
+    turn: int
+    action: str
+    reason: str
+    pending_tokens: int
+    span_start: int
+    span_end: int
+    span_tokens: int
+
+
+class UsageJson(Strict):
+    responses: int
+    last_recorded_context_tokens: int | None
+    last_estimate_tokens: int | None
+    recorded_total: int
+    estimate_total: int
+
+
+class TranscriptJson(Strict):
+    path: str
+    format: str
+    line_count: int
+    agent_compactions: list[AgentCompactionJson]
+    projected_compactions: list[ProjectedJson]
+    recorded_usage: UsageJson
+
+
+class TranscriptSession(Strict):
+    session_id: str
+    title: str
+    message_count: int
+    total_tokens: int
+    stable_prefix_end: int
+    watermark: int
+    pending_history_tokens: int
+    threshold_tokens: int
+    hard_cap_tokens: int
+    preserve_recent_turns: int
+    pressure: Pressure
+    decision: Decision
+    span: Span | None
+    boundary_found: bool
+    model: str
+    spent_usd: str
+    budget_usd: str
+    budget_exhausted: bool
+    transcript: TranscriptJson
+
+
+class TranscriptStatus(Strict):
+    shape_version: int
+    transcripts: str
+    sessions: list[TranscriptSession]
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Path:
+    path = tmp_path / "session.jsonl"
+    writer = ClaudeCodeWriter(11, compact_every=10)
+    path.write_text("".join(line for _ in range(40) for line in writer.turn()))
+    return path
+
+
+def test_status_json_of_a_transcript_has_the_documented_shape(
+    live: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = hashlib.sha256(live.read_bytes()).digest()
+    code, out, err = run(capsys, "status", str(live), "--json", "--set", "threshold_tokens=3000")
+    assert code == 0, err
+    status = msgspec.json.decode(out, type=TranscriptStatus)
+    (session,) = status.sessions
+    assert session.threshold_tokens == 3_000 and session.model == "local:extractive"
+    assert session.message_count == 161  # the last turn ends in a summary of its own
+    transcript = session.transcript
+    assert transcript.format == "claude-code"
+    assert [c.trigger for c in transcript.agent_compactions] == ["auto"] * 4
+    assert transcript.projected_compactions, "40 turns cross a 3,000-token threshold"
+    assert transcript.recorded_usage.responses == 80  # two responses a turn (one split)
+    assert hashlib.sha256(live.read_bytes()).digest() == before
+
+
+def test_status_text_of_a_folder_lists_every_transcript(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    (folder / "a.jsonl").write_bytes((CLAUDE / "compact_boundary.jsonl").read_bytes())
+    (folder / CODEX_ROLLOUT.name).write_bytes(CODEX_ROLLOUT.read_bytes())
+    code, out, err = run(capsys, "status", str(folder))
+    assert code == 0, err
+    assert "2 transcript(s), never written" in out
+    assert out.count("  trigger    ") == 2 and "agent      2 compaction(s) of its own" in out
+
+
+def test_compact_dry_run_on_a_transcript_previews_and_writes_nothing(
+    live: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    before = hashlib.sha256(live.read_bytes()).digest()
+    code, out, err = run(capsys, "compact", str(live), "--dry-run", "--json")
+    assert code == 0, err
+    preview = msgspec.json.decode(out)
+    assert preview["dry_run"] is True and preview["span"]["span_message_count"] > 0
+    assert preview["model"] == "local:extractive" and preview["estimated_cost_usd"] == "0"
+    assert hashlib.sha256(live.read_bytes()).digest() == before
+    assert not (tmp_path / "cache").exists()  # a dry run creates no cache
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["compact", "{live}"], "is a transcript, which is never written: add --dry-run"),
+        (["status", "{live}", "--set", "threshold"], "write it as KNOB=VALUE"),
+        (["status", "{live}", "--set", "colour=blue"], "colour: no such knob"),
+        (["status", "{live}", "--set", "threshold_tokens=many"], "'many' is not a whole number"),
+        (["status", "{live}", "--set", "threshold_tokens=90000"], "must be below"),
+        (["inspect", "{missing}"], "does not exist"),
+        (["status", "{bad}"], "line 3: not valid JSON"),
+    ],
+)
+def test_bad_transcript_input_is_one_line_naming_what_is_wrong(
+    argv: list[str], message: str, live: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes((CLAUDE / "malformed_line.jsonl").read_bytes())
+    values = {"live": str(live), "missing": str(tmp_path / "missing"), "bad": str(bad)}
+    code, _, err = run(capsys, *(a.format(**values) for a in argv))
+    assert code == 2
+    assert message in err and err.count("\n") == 1
+
+
+def test_store_commands_refuse_what_if_knobs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from engine.store import SessionStore
+
+    SessionStore.open(tmp_path, create=True).close()
+    code, _, err = run(capsys, "status", str(tmp_path), "--set", "threshold_tokens=1")
+    assert code == 2 and "--set is for transcripts" in err
+
+
+def test_inspect_with_no_path_looks_in_the_agents_default_folders(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
+    code, _, err = run(capsys, "inspect")
+    assert code == 2
+    assert str(tmp_path / "claude" / "projects") in err and str(tmp_path / "codex") in err
+    assert cli.SUBCOMMANDS.index("inspect") >= 0

@@ -1,0 +1,222 @@
+"""TranscriptSource: a transcript tailed into a session, what-ifs that never touch the file."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import random
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from engine import CompactionConfig, validate_history
+from engine.projection import project_compactions
+from metis_compaction_tui.importers import load_transcript
+from metis_compaction_tui.session_data import SessionData, build_timeline
+from metis_compaction_tui.source import SourceUnavailable
+from metis_compaction_tui.transcript_source import (
+    TranscriptSource,
+    discover_transcripts,
+    read_recording,
+)
+from tests.test_importers import ALL_FIXTURES, CLAUDE
+from tests.transcript_writer import ClaudeCodeWriter
+
+CONFIG = CompactionConfig(
+    compaction_model="local:extractive",
+    compaction_threshold_tokens=2_000,
+    compaction_hard_cap_tokens=6_000,
+    compaction_preserve_recent_turns=3,
+)
+
+
+def _source(path: Path, tmp_path: Path, config: CompactionConfig = CONFIG) -> TranscriptSource:
+    return TranscriptSource([path], scratch=tmp_path / "scratch", config=config)
+
+
+def _consume(source: TranscriptSource, data: SessionData) -> SessionData:
+    """What the app's feed and on_session_grew do with one poll."""
+    for change in source.poll():
+        if change.session_id != data.session_id:
+            continue
+        if change.compacted:
+            data = source.load(data.session_id)
+        else:
+            data.grow(
+                change.new_messages,
+                change.new_events,
+                change.spent_usd,
+                change.rewrite_from,
+                change.agent,
+            )
+    return data
+
+
+def _expected(path: Path) -> list[tuple[str, str, int]]:
+    """The fresh import, as (id, role, blocks): what tailing must end up with."""
+    return [(m.id, m.role.value, len(m.content)) for m in load_transcript(path).messages]
+
+
+def _shape(data: SessionData) -> list[tuple[str, str, int]]:
+    return [(m.id, m.role.value, len(m.content)) for m in data.history.messages]
+
+
+@pytest.mark.parametrize("fixture", ALL_FIXTURES, ids=lambda p: p.name)
+def test_a_transcript_tailed_in_random_chunks_ends_as_a_fresh_read(
+    fixture: Path, tmp_path: Path
+) -> None:
+    data_bytes = fixture.read_bytes()
+    live = tmp_path / fixture.name
+    cut = max(1, len(data_bytes) // 5)
+    live.write_bytes(data_bytes[:cut])
+    source = _source(live, tmp_path)
+    session_id = source.sessions()[0].session_id
+    data = source.load(session_id)
+    rng = random.Random(fixture.name)
+    position = cut
+    with open(live, "ab", buffering=0) as writer:
+        while position < len(data_bytes):
+            size = rng.randint(1, 300)
+            writer.write(data_bytes[position : position + size])
+            position += size
+            data = _consume(source, data)
+    data = _consume(source, data)
+    assert _shape(data) == _expected(live)
+    validate_history(data.history.messages)
+    assert not any(m.synthetic for m in data.history.messages)  # the agent's summaries are text
+    fresh = read_recording(live, CONFIG)
+    assert data.agent == fresh.view(data.agent.notes if data.agent else ())
+    assert data.timeline == build_timeline(
+        zip(data.history.messages, data.history.tokens, strict=True)
+    )
+    assert data.history.tokens == fresh.tokens
+
+
+def test_a_growing_session_is_appended_or_rewritten_never_reloaded(tmp_path: Path) -> None:
+    writer = ClaudeCodeWriter(2, compact_every=7)
+    live = tmp_path / "live.jsonl"
+    live.write_text("".join(writer.turn()))
+    source = _source(live, tmp_path)
+    data = source.load("live")
+    reloads = rewrites = 0
+    with open(live, "a") as out:
+        for _ in range(30):
+            for line in writer.turn():  # one record a poll, as the agent writes them
+                out.write(line)
+                out.flush()
+                for change in source.poll():
+                    reloads += change.compacted
+                    rewrites += change.rewrite_from is not None
+                    data.grow(
+                        change.new_messages,
+                        change.new_events,
+                        change.spent_usd,
+                        change.rewrite_from,
+                        change.agent,
+                    )
+    assert reloads == 0
+    assert rewrites >= 30  # the tool_use record joins the text record's message every turn
+    assert _shape(data) == _expected(live)
+    assert data.agent is not None and len(data.agent.compactions) == 30 // 7
+    history = [(m, t) for m, t in zip(data.history.messages, data.history.tokens, strict=True)]
+    assert list(data.agent.projected) == project_compactions(history, CONFIG)
+    assert data.agent.projected, "30 turns cross a 2,000-token threshold"
+
+
+def test_what_if_compaction_keeps_tailing_and_never_writes_the_file(tmp_path: Path) -> None:
+    writer = ClaudeCodeWriter(3)
+    live = tmp_path / "live.jsonl"
+    live.write_text("".join(line for _ in range(25) for line in writer.turn()))
+    before = hashlib.sha256(live.read_bytes()).hexdigest()
+    source = _source(live, tmp_path)
+    data = source.load("live")
+    assert data.plan.decision.fires
+
+    async def compact() -> str:
+        with source.managing("live") as manager:
+            prepared = await manager.prepare()
+            outcome = manager.commit(prepared)
+            await manager.aclose()
+            return outcome.status
+
+    assert asyncio.run(compact()) == "compacted"
+    assert hashlib.sha256(live.read_bytes()).hexdigest() == before
+    assert (tmp_path / "scratch" / ".metis" / "compaction-cache.sqlite").exists()
+    data = _consume(source, data)
+    compacted = len(data.history)
+    assert data.history.messages[data.history.floor - 1].metadata.compaction_span is not None
+    with open(live, "a") as out:
+        for _ in range(2):
+            for line in writer.turn():
+                out.write(line)
+                out.flush()
+                data = _consume(source, data)
+    assert len(data.history) == compacted + 8  # appended after the what-if summary
+    assert [m.id for m in data.history.messages[-8:]] == [i for i, _, _ in _expected(live)[-8:]]
+    assert data.compactions and not data.compactions[-1].undone
+    undone = source.undo_latest("live")
+    data = _consume(source, data)
+    assert undone.undone and _shape(data) == _expected(live)
+
+
+def test_new_knobs_replan_from_the_recording(tmp_path: Path) -> None:
+    writer = ClaudeCodeWriter(4)
+    live = tmp_path / "live.jsonl"
+    live.write_text("".join(line for _ in range(25) for line in writer.turn()))
+    source = _source(live, tmp_path)
+    data = source.load("live")
+    assert data.agent is not None and data.agent.projected
+    relaxed = msgspec.structs.replace(
+        CONFIG, compaction_threshold_tokens=10**6, compaction_hard_cap_tokens=10**7
+    )
+    source.set_config("live", relaxed)
+    data = _consume(source, data)
+    assert data.config == relaxed
+    assert data.agent is not None and data.agent.projected == ()
+    assert not data.plan.decision.fires
+
+
+def test_a_malformed_line_names_the_file_and_line(tmp_path: Path) -> None:
+    live = tmp_path / "bad.jsonl"
+    live.write_bytes((CLAUDE / "malformed_line.jsonl").read_bytes())
+    source = _source(live, tmp_path)
+    with pytest.raises(SourceUnavailable, match=r"bad\.jsonl, line 3: not valid JSON"):
+        source.load("bad")
+
+
+def test_a_partial_last_line_is_waited_for(tmp_path: Path) -> None:
+    writer = ClaudeCodeWriter(5)
+    live = tmp_path / "live.jsonl"
+    first, second = writer.turn(), writer.turn()
+    live.write_text("".join(first) + second[0][:30])
+    source = _source(live, tmp_path)
+    data = source.load("live")
+    count = len(data.history)
+    data = _consume(source, data)
+    assert len(data.history) == count  # half a record: nothing yet
+    with open(live, "a") as out:
+        out.write(second[0][30:])
+    data = _consume(source, data)
+    assert len(data.history) == count + 1 and data.history.messages[-1].opens_turn
+
+
+def test_discovery_lists_recent_transcripts_and_says_where_it_looked(tmp_path: Path) -> None:
+    project = tmp_path / "projects" / "-home-me-proj"
+    project.mkdir(parents=True)
+    for name in ("a", "b", "agent-sub"):
+        (project / f"{name}.jsonl").write_text("".join(ClaudeCodeWriter().turn()))
+    found = discover_transcripts(tmp_path, limit=5)
+    assert sorted(p.name for p in found) == ["a.jsonl", "b.jsonl"]  # sub-agent logs left out
+    assert len(discover_transcripts(tmp_path, limit=1)) == 1
+    with pytest.raises(FileNotFoundError, match="missing does not exist"):
+        discover_transcripts(tmp_path / "missing")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match=r"no Claude Code or Codex transcripts .* under "):
+        discover_transcripts(tmp_path / "empty")
+    source = TranscriptSource.for_path(tmp_path, scratch=tmp_path / "s")
+    rows = source.sessions()
+    assert [r.title.endswith("(not read)") for r in rows] == [True, True]
+    source.load(rows[0].session_id)
+    assert not source.sessions()[0].title.endswith("(not read)")
+    assert source.sessions()[0].title.startswith("proj · ")
