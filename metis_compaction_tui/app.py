@@ -32,6 +32,7 @@ from metis_compaction_tui.messages import (
     SessionLoaded,
     SessionsListed,
     SourceProblem,
+    SourceProgress,
     SourceRecovered,
 )
 from metis_compaction_tui.screens.cache_browser import CacheBrowserScreen
@@ -85,6 +86,7 @@ class MetisInspector(App[int]):
         self._wake = threading.Event()
         self._reload = threading.Event()
         self._stopping = False
+        source.progress = lambda text: self.post_message(SourceProgress(text))
 
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
@@ -173,10 +175,11 @@ class MetisInspector(App[int]):
                 self.post_message(SourceProblem(f"{type(error).__name__}: {error}"))
                 self._wake.wait(2.0)
                 continue
-            if relist:
-                self._wake.wait(min(self.poll_interval_s, LIST_REFRESH_S))
-            else:
-                source.wait(self.poll_interval_s, self._wake)
+            # A file event ends the wait early in both cases: a due relist only shortens it.
+            source.wait(
+                min(self.poll_interval_s, LIST_REFRESH_S) if relist else self.poll_interval_s,
+                self._wake,
+            )
         source.close()
 
     def _poke_feed(self, *, reload: bool = False) -> None:
@@ -201,6 +204,7 @@ class MetisInspector(App[int]):
             return  # the user picked another session while this one was read
         self.data = data
         try:
+            self.query_one(StatusBar).busy = ""
             self.query_one(Dashboard).show(data)
             self._update_status()
             sessions = self.query_one(SessionList)
@@ -227,7 +231,11 @@ class MetisInspector(App[int]):
             except NoMatches:  # the app is closing (see on_session_loaded)
                 return
 
+    def on_source_progress(self, message: SourceProgress) -> None:
+        self.query_one(StatusBar).busy = message.text
+
     def on_source_problem(self, message: SourceProblem) -> None:
+        self.query_one(StatusBar).busy = ""
         self.problem = message.problem
         self.query_one(StoreBanner).show_problem(message.problem)
 

@@ -163,6 +163,7 @@ class MemorySource:
     cache_path: Path | None = None
     tunable = True
     after_compaction = "The session is held in memory only."
+    progress = None
 
     def __init__(
         self,

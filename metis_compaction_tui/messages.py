@@ -53,5 +53,15 @@ class SourceProblem(Message):
 
 
 @dataclass
+class SourceProgress(Message):
+    """A long read is under way (a big transcript): one line for the status bar."""
+
+    text: str
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, SourceProgress)
+
+
+@dataclass
 class SourceRecovered(Message):
     pass

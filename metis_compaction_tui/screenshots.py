@@ -3,7 +3,9 @@
 A fresh demo workspace is built in a temp folder (engine.workload's scripted session through a
 real SessionManager and the real SQLite store), then the real app is driven headless and each
 view saved with `save_screenshot`: the dashboard mid-session, a forced compaction, a summary
-beside its originals, the cache browser, and the compact-now preview.
+beside its originals, the cache browser, and the compact-now preview. Then `inspect` on a real
+Claude Code transcript (the shared fixture, read-only) under small what-if knobs, so the agent
+panel, the span and our projected compactions all show on a short session.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
-from engine import estimate_message_tokens
+from engine import CompactionConfig, estimate_message_tokens
 from engine.store import SessionStore
 from engine.workload import scripted_session
 from metis_compaction_tui.app import MetisInspector
@@ -25,6 +27,7 @@ from metis_compaction_tui.screens.cache_browser import CacheBrowserScreen
 from metis_compaction_tui.screens.compact_now import CompactNowScreen
 from metis_compaction_tui.screens.summary_detail import SummaryDetailScreen
 from metis_compaction_tui.store_source import StoreSource
+from metis_compaction_tui.transcript_source import TranscriptSource
 from metis_compaction_tui.widgets.message_list import MessageList
 
 SIZE = (100, 30)
@@ -117,6 +120,29 @@ async def shoot(workspace: Path, out: Path, name: str, step: Step, size: tuple[i
     return Path(path)
 
 
+REAL_TRANSCRIPT = (
+    Path(__file__).resolve().parents[2]
+    / "shared/fixtures/transcripts/claude-code/representative_messages.jsonl"
+)
+WHAT_IF = CompactionConfig(
+    compaction_model="local:extractive",
+    compaction_threshold_tokens=300,
+    compaction_hard_cap_tokens=900,
+    compaction_preserve_recent_turns=2,
+)
+
+
+async def shoot_transcript(transcript: Path, out: Path, scratch: Path) -> Path:
+    source = TranscriptSource([transcript], scratch=scratch, config=WHAT_IF)
+    app = MetisInspector(source, poll_interval_s=0.05)
+    async with app.run_test(size=SIZE) as pilot:
+        await _until(pilot, lambda: app.data is not None and app.rows != [])
+        await _until(pilot, lambda: all(row.message_count for row in app.rows))  # listed again
+        await pilot.pause(0.3)
+        path = app.save_screenshot("inspect-claude-code-transcript.svg", str(out))
+    return Path(path)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     out = Path(args[0] if args else "screenshots").resolve()
@@ -127,6 +153,10 @@ def main(argv: list[str] | None = None) -> int:
         for name, step, size in SHOTS:
             path = asyncio.run(shoot(workspace, out, name, step, size))
             print(path)
+        if REAL_TRANSCRIPT.is_file():
+            print(asyncio.run(shoot_transcript(REAL_TRANSCRIPT, out, Path(tmp) / "scratch")))
+        else:
+            print(f"skipped the transcript shot: no {REAL_TRANSCRIPT}", file=sys.stderr)
     return 0
 
 

@@ -121,7 +121,8 @@ def build_timeline(
 class AgentCompactionView:
     """A compaction the agent itself made, with our estimate of the context it compacted."""
 
-    message_index: int  # the agent's summary
+    message_index: int  # the agent's summary, in the recording
+    message_id: str  # the same message, found wherever what-ifs have moved it
     trigger: str | None  # "auto" / "manual" where the log records it
     pre_tokens: int | None  # the context size the agent recorded just before
     estimate_tokens: int  # our estimate of the messages in its context then
@@ -143,6 +144,10 @@ class AgentView:
     recorded_total: int = 0  # over every response: for the estimate/recorded ratio
     estimate_total: int = 0
     notes: tuple[str, ...] = ()  # skipped records, warnings: one line each
+
+    @property
+    def summary_ids(self) -> frozenset[str]:
+        return frozenset(c.message_id for c in self.compactions)
 
 
 @dataclass

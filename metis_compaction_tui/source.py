@@ -9,6 +9,7 @@ per thread. Failures the user should see come out as `SourceUnavailable(problem)
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -68,6 +69,7 @@ class SessionSource(Protocol):
     writable: bool  # False: no compact now, no undo, no cache actions
     tunable: bool  # True: the knobs may be changed from the app (a what-if on a recording)
     after_compaction: str  # one sentence: where a committed compaction goes from here
+    progress: Callable[[str], None] | None  # the app's: one line while a long read runs
     cache_path: Path | None  # the workspace's compaction-cache.sqlite, if any
 
     def open(self) -> None:

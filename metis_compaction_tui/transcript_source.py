@@ -30,7 +30,7 @@ from engine import (
     TriggerAction,
     estimate_message_tokens,
 )
-from engine.projection import Projection
+from engine.projection import ProjectedCompaction, Projection
 from metis_compaction_tui.importers import (
     AgentCompaction,
     RecordedUsage,
@@ -56,8 +56,11 @@ def transcript_title(path: Path) -> str:
     stem = path.stem
     if stem.startswith("rollout-"):  # rollout-2025-05-07T17-24-21-<uuid>
         return f"codex {stem[13:18]} {stem[19:21]}:{stem[22:24]}"
-    project = path.parent.name.rstrip("-").rsplit("-", 1)[-1] or path.parent.name
-    return f"{project} · {stem[:8]}"
+    project = path.parent.name
+    if project.startswith("-"):  # Claude Code's folder for /home/me/src/proj: -home-me-src-proj
+        project = project.rstrip("-").rsplit("-", 1)[-1] or project
+    uuid_like = len(stem) == 36 and stem.count("-") == 4
+    return f"{project} · {stem[:8] if uuid_like else stem}"
 
 
 def _ours(message: Message) -> Message:
@@ -91,6 +94,10 @@ class Recording:
         self.recorded_total = self.estimate_total = 0
         self.compactions: list[AgentCompaction] = []
         self.projection = Projection(self.config)
+        self._views: list[AgentCompactionView] = []
+        self._views_shown: tuple[AgentCompactionView, ...] = ()
+        self._starts: list[int] = []
+        self._fires_shown: tuple[ProjectedCompaction, ...] = ()
 
     def reproject(self, config: CompactionConfig) -> None:
         self.config = config
@@ -117,11 +124,24 @@ class Recording:
             self.projection.feed(pairs)
         return dropped
 
+    def _sync_views(self) -> None:
+        """Views of the agent's compactions not made yet. A compaction's estimate counts only
+        messages before its summary, which never change once it is recorded (a rewind resets)."""
+        for c in self.compactions[len(self._views) :]:
+            index = min(c.message_index, len(self.messages))
+            previous = self._views[-1].message_index if self._views else 0
+            estimate = self.cumulative[index] - self.cumulative[min(previous, index)]
+            message_id = self.messages[index].id if index < len(self.messages) else ""
+            self._views.append(
+                AgentCompactionView(c.message_index, message_id, c.trigger, c.pre_tokens, estimate)
+            )
+            self._starts.append(c.message_index)
+
     def context_start(self, index: int) -> int:
         """Where the agent's context began for messages[index]: its latest summary before it."""
-        starts = [c.message_index for c in self.compactions]
-        position = bisect.bisect_right(starts, index) - 1
-        return starts[position] if position >= 0 else 0
+        self._sync_views()
+        position = bisect.bisect_right(self._starts, index) - 1
+        return self._starts[position] if position >= 0 else 0
 
     def take_usage(self, start: int, usage: Sequence[RecordedUsage]) -> None:
         for recorded, estimate in self.pairs[start:]:  # running sums: a view costs O(1)
@@ -141,22 +161,20 @@ class Recording:
             self.estimate_total += estimate
 
     def view(self, notes: tuple[str, ...] = ()) -> AgentView:
-        compactions = []
-        previous = 0
-        for c in self.compactions:
-            index = min(c.message_index, len(self.messages))
-            estimate = self.cumulative[index] - self.cumulative[previous]
-            compactions.append(
-                AgentCompactionView(c.message_index, c.trigger, c.pre_tokens, estimate)
-            )
-            previous = index
+        """O(new compactions and fires) a call: it rides on every poll's change."""
+        self._sync_views()
+        if len(self._views) != len(self._views_shown):
+            self._views_shown = tuple(self._views)
+        fires = self.projection.fires
+        if len(fires) != len(self._fires_shown) or (fires and fires[-1] != self._fires_shown[-1]):
+            self._fires_shown = tuple(fires)
         last = self.pairs[-1] if self.pairs else (None, None)
         return AgentView(
             path=str(self.path),
             format=self.tail.format or "claude-code",
             line_count=self.tail.line_count,
-            compactions=tuple(compactions),
-            projected=tuple(self.projection.fires),
+            compactions=self._views_shown,
+            projected=self._fires_shown,
             usage_count=len(self.pairs),
             last_recorded_tokens=last[0],
             last_estimate_tokens=last[1],
@@ -172,6 +190,7 @@ class TranscriptSource:
     writable = True  # compact now and undo act on the in-memory copy, never the file
     tunable = True
     after_compaction = "A what-if: the transcript is unchanged; new lines still tail in."
+    progress: Callable[[str], None] | None = None  # set by the app
 
     def __init__(
         self,
@@ -213,8 +232,15 @@ class TranscriptSource:
 
     def _read(self, recording: Recording, *, first: bool = False) -> SourceChange | None:
         """Poll one transcript into its session; None when nothing changed."""
+        report = self.progress if first else None
+        name = recording.path.name
+
+        def lines_read(done: int, total: int) -> None:
+            if report is not None:
+                report(f"reading {name}: {done * 100 // total}% of {total:,} lines")
+
         try:
-            update = recording.tail.poll()
+            update = recording.tail.poll(progress=lines_read if report else None)
         except TranscriptError as error:
             recording.problem = str(error)
             problem = f"{recording.path}, line {error.line_number}: {error.detail}"

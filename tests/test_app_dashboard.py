@@ -190,3 +190,15 @@ async def test_a_store_that_disappears_shows_a_banner_and_recovers(workspace: Pa
             writer.append_message("ledger", user_text("after", "back again"), 5)
         count = app.data.message_count
         await wait_until(pilot, lambda: app.data.message_count == count + 1, what="tailing again")
+
+
+def test_a_session_row_never_wraps_its_pressure_line() -> None:
+    from engine import TriggerAction
+    from metis_compaction_tui.source import SessionRow
+    from metis_compaction_tui.widgets.session_list import session_prompt
+
+    for pending, action in [(7_781, TriggerAction.SOFT), (120_000, TriggerAction.FORCED)]:
+        row = SessionRow("s", "a title", 1, pending, 3_000, 9_000, action)
+        second = session_prompt(row, True, 22).plain.split("\n")[1]
+        assert len(second) <= 22
+        assert second.endswith(action.value if action is TriggerAction.SOFT else "FORCED")

@@ -15,6 +15,7 @@ from metis_compaction_tui.screens.compact_now import CompactNowScreen
 from metis_compaction_tui.screens.knobs import KnobsScreen
 from metis_compaction_tui.transcript_source import TranscriptSource
 from metis_compaction_tui.widgets.agent_panel import AgentPanel
+from metis_compaction_tui.widgets.message_list import MessageList
 from metis_compaction_tui.widgets.store_banner import StoreBanner
 from metis_compaction_tui.widgets.trigger_panel import TriggerPanel
 from tests.app_helpers import (
@@ -84,6 +85,13 @@ async def test_the_app_tails_the_transcript_as_the_agent_writes_it(tmp_path: Pat
         )
         last = app.data.history.messages[-1]
         assert last.role == "assistant"
+        messages = app.query_one("#messages", MessageList)
+        marked = [
+            i for i in range(messages.row_count()) if "Σ agt" in messages.render_row(i, 90).plain
+        ]
+        assert [app.data.history.messages[i].id for i in marked] == [
+            c.message_id for c in view.compactions
+        ]
 
 
 async def test_what_if_knobs_move_the_trigger_and_bad_values_are_named(tmp_path: Path) -> None:

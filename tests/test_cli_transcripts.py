@@ -17,6 +17,7 @@ from tests.transcript_writer import ClaudeCodeWriter
 
 class AgentCompactionJson(Strict):
     message_index: int
+    message_id: str
     trigger: str | None
     pre_tokens: int | None
     estimate_tokens: int

@@ -220,3 +220,23 @@ def test_discovery_lists_recent_transcripts_and_says_where_it_looked(tmp_path: P
     source.load(rows[0].session_id)
     assert not source.sessions()[0].title.endswith("(not read)")
     assert source.sessions()[0].title.startswith("proj · ")
+
+
+def test_a_long_first_read_reports_its_progress(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from metis_compaction_tui.importers import tail
+
+    monkeypatch.setattr(tail, "_FEED_BATCH", 10)
+    writer = ClaudeCodeWriter(6)
+    live = tmp_path / "live.jsonl"
+    live.write_text("".join(line for _ in range(9) for line in writer.turn()))  # 45 lines
+    source = _source(live, tmp_path)
+    reports: list[str] = []
+    source.progress = reports.append
+    source.load("live")
+    assert reports == [f"reading live.jsonl: {p}% of 45 lines" for p in (22, 44, 66, 88, 100)]
+    with open(live, "a") as out:
+        out.writelines(writer.turn())
+    source.poll()
+    assert len(reports) == 5  # appends are quick: no progress for them

@@ -8,6 +8,7 @@ has seen every line and a fresh load always agree.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import BinaryIO, Protocol
 
 import msgspec
@@ -25,6 +26,7 @@ from metis_compaction_tui.importers.model import (
 
 _DETECT_LINES = 20  # undecided after this many records: not a transcript we know
 _HEAD_BYTES = 64  # compared on every poll to notice a file replaced in place
+_FEED_BATCH = 20_000  # lines imported between two progress reports
 
 
 class TailUpdate(msgspec.Struct, frozen=True):
@@ -179,10 +181,12 @@ class TranscriptTail:
             return None
         return "codex" if self._importer.format == "codex" else "claude-code"
 
-    def poll(self, *, final: bool = False) -> TailUpdate:
+    def poll(
+        self, *, final: bool = False, progress: Callable[[int, int], None] | None = None
+    ) -> TailUpdate:
         """Read what was appended since the last poll. `final` treats the file as finished: an
         incomplete last line is reported instead of waited for, and an unrecognised format
-        raises at once."""
+        raises at once. `progress(lines done, lines read)` is called as a long read goes."""
         try:
             with open(self.path, "rb") as f:
                 reset = self._check_identity(f)
@@ -214,7 +218,10 @@ class TranscriptTail:
             self._importer = importer_type(self.path)
         if lines and self._importer is not None:
             try:
-                self._importer.feed(lines)
+                for start in range(0, len(lines), _FEED_BATCH):
+                    self._importer.feed(lines[start : start + _FEED_BATCH])
+                    if progress is not None:
+                        progress(min(start + _FEED_BATCH, len(lines)), len(lines))
             except TranscriptError:
                 self._restart()  # a later poll re-reads from the start and fails the same way
                 raise

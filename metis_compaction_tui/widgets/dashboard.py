@@ -80,6 +80,7 @@ class Dashboard(Vertical):
         )
         self.query_one(TriggerPanel).set_plan(plan, config.compaction_model)
         self.query_one(AgentPanel).set_view(data.agent)
+        self.messages.agent_summaries = data.agent.summary_ids if data.agent else frozenset()
         self.messages.border_title = (
             f"Messages · {data.message_count:,} · {short_tokens(data.history.total_tokens)} tok"
         )

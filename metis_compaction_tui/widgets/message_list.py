@@ -107,6 +107,7 @@ class MessageList(RowList):
         self.tokens: Sequence[int] = ()
         self.zones: Sequence[ZoneRange] = ()
         self.first_index = 0
+        self.agent_summaries: frozenset[str] = frozenset()  # a transcript's own summaries, by id
 
     def show(
         self,
@@ -165,8 +166,13 @@ class MessageList(RowList):
             text.append(" ")
         digits = max(3, len(str(self.first_index + len(self.messages) - 1)))
         text.append(f"{index:>{digits}} ", style("messagelist--index"))
-        kind = kind_of(message)
-        role = {"summary": "Σ sum", "filler": "fill ", "truncation": "✂ cut"}.get(kind, kind)
+        kind = "agent" if message.id in self.agent_summaries else kind_of(message)
+        role = {
+            "summary": "Σ sum",
+            "filler": "fill ",
+            "truncation": "✂ cut",
+            "agent": "Σ agt",
+        }.get(kind, kind)
         text.append(f"{role:<5}", style("messagelist--role"))
         text.append(self._bracket(row), style("messagelist--bracket"))
         tokens = self.tokens[row] if row < len(self.tokens) else 0

@@ -55,9 +55,13 @@ def session_prompt(
     text.append("█" * filled, colour)
     text.append("░" * (BAR_CELLS - filled), palette["dim"])
     label = {TriggerAction.SKIP: "", TriggerAction.SOFT: " soft", TriggerAction.FORCED: " FORCED"}
+    numbers = f" {short_tokens(row.pending_history_tokens)}/{short_tokens(row.threshold_tokens)}"
+    room = width - text.cell_len + text.plain.rindex("\n") + 1  # what is left of line two
+    action = label[row.action]
+    if len(numbers) + len(action) > room:  # the word matters more than the threshold
+        numbers = f" {short_tokens(row.pending_history_tokens)}"
     text.append(
-        f" {short_tokens(row.pending_history_tokens)}/{short_tokens(row.threshold_tokens)}"
-        f"{label[row.action]}",
+        f"{numbers}{action}"[:room],
         colour if row.action is not TriggerAction.SKIP else palette["dim"],
     )
     return text
