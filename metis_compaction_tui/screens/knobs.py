@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Input, Label, Static
+from textual.widgets import Footer, Input, Label, Static
 
 from engine import CompactionConfig, ConfigError
 from engine.config import config_with_text
@@ -56,6 +56,7 @@ class KnobsScreen(ModalScreen[CompactionConfig | None]):
                     field.cursor_blink = False
                     yield field
             yield Static("", id="knobs-error")
+        yield Footer()
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()
