@@ -278,7 +278,9 @@ class SessionManager:
         return await self._prepare(span, instructions or None, trigger)
 
     def commit(self, prepared: PreparedCompaction, turn_id: str | None = None) -> CompactionOutcome:
-        """Splice an accepted summary in. Raises SpanChanged if the span is no longer as it was."""
+        """Splice an accepted summary in. Raises SpanChanged if the span is no longer as it was,
+        here or in the store (another process committed first); either way the manager has
+        synced to what is stored before it raises, so a new preview starts from there."""
         span = prepared.span
         current = tuple(m.id for m in self.history.messages[span.start : span.watermark])
         if current != prepared.span_ids or self.history.floor != span.start:
@@ -297,7 +299,11 @@ class SessionManager:
                 prepared.trigger,
             )
         )
-        return self._commit(self.plan(), prepared, turn_id)
+        try:
+            return self._commit(self.plan(), prepared, turn_id)
+        except SpanChanged:
+            self.sync()  # the store refused: take the winner's history, not keep a stale one
+            raise
 
     # -- internals -----------------------------------------------------------------------------
 

@@ -208,8 +208,10 @@ async def test_a_changed_span_raises_span_changed_and_writes_nothing(store: Sess
     with pytest.raises(SpanChanged):
         second.commit(prepared_second)
     assert (store.snapshot(SID), store.session_info(SID), store.compactions(SID)) == before
-    assert second.sync()  # the loser picks up the winner's result
+    # The loser has already taken the winner's result: nothing is left to sync.
     assert ids(second.messages) == ids(first.messages)
+    assert second.revision == first.revision
+    assert not second.sync()
 
 
 async def test_messages_appended_while_summarizing_are_kept(
