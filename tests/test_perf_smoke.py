@@ -155,6 +155,25 @@ def test_bench_speed_quick() -> None:
         assert row in done.stdout
 
 
+def test_bench_app_quick() -> None:
+    done = run_script(str(PERF / "bench_app.py"), "--quick")
+    assert done.returncode == 0, done.stderr + done.stdout
+    for line in (
+        "## The app: first frame, memory, live updates",
+        "| headless first frame (run_test; imports not counted)",
+        "| real process: spawn -> last row on the terminal",
+        "| headless RSS peak (ru_maxrss, whole process)",
+        "| Python heap peak while loading (tracemalloc)",
+        "### Live updates: 300 messages appended by another process at 200/s",
+        "feed thread: StoreSource.poll",
+        "UI thread: apply (on_session_grew)",
+        "commit -> end of that frame",
+        "messages per update (median · mean · max)",
+        "The real process exited 0 after `q`.",
+    ):
+        assert line in done.stdout, line
+
+
 def test_run_all_collects_markdown(tmp_path: Path) -> None:
     out = tmp_path / "results.md"
     done = run_script(

@@ -8,6 +8,7 @@ without a table is kept verbatim in a text block.
     python tests/perf/run_all.py                 # full run, writes docs/perf/results.md
     python tests/perf/run_all.py --quick         # quick run, prints only (unless --out)
     python tests/perf/run_all.py --only bench_speed
+    python tests/perf/run_all.py --only bench_app   # the app: first frame, memory, live updates
 """
 
 from __future__ import annotations
