@@ -32,7 +32,9 @@ from engine.store_rows import (
     EVENT_COLUMNS,
     MESSAGE_COLUMNS,
     SESSION_COLUMNS,
+    LogEntry,
     SessionInfo,
+    SessionView,
     StoredCompaction,
     StoredEvent,
     StoredMessage,
@@ -56,8 +58,10 @@ from engine.summarizers import Summarizer
 
 __all__ = [
     "SCHEMA_VERSION",
+    "LogEntry",
     "SessionInfo",
     "SessionStore",
+    "SessionView",
     "StoreError",
     "StoredCompaction",
     "StoredEvent",
@@ -74,6 +78,14 @@ _NO_END = 2**62
 
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+def _compactions(conn: sqlite3.Connection, session_id: str) -> list[StoredCompaction]:
+    rows = conn.execute(
+        f"SELECT {COMPACTION_COLUMNS} FROM compactions WHERE session_id = ? ORDER BY compaction_id",
+        (session_id,),
+    ).fetchall()
+    return [stored_compaction(row) for row in rows]
 
 
 class SessionStore:
@@ -191,6 +203,17 @@ class SessionStore:
     def snapshot(self, session_id: str) -> SessionSnapshot:
         with self._read() as conn:
             return store_sql.read_snapshot(conn, self._session(conn, session_id))
+
+    def view(self, session_id: str) -> SessionView:
+        """Info, active history, compactions and the write log from one read transaction, so
+        none of them can miss (or hold) a message the others hold (or miss): `info.last_seq` is
+        the tail cursor that carries on exactly after this view."""
+        with self._read() as conn:
+            info = self._session(conn, session_id)
+            snapshot = store_sql.read_snapshot(conn, info)
+            compactions = _compactions(conn, session_id)
+            log = store_sql.write_log(conn, session_id)
+        return SessionView(info, snapshot, compactions, log)
 
     def manager(
         self, session_id: str, *, summarizer: Summarizer | None = None, **knob_overrides: Any
@@ -361,12 +384,7 @@ class SessionStore:
     def compactions(self, session_id: str) -> list[StoredCompaction]:
         with self._read() as conn:
             self._session(conn, session_id)
-            rows = conn.execute(
-                f"SELECT {COMPACTION_COLUMNS} FROM compactions WHERE session_id = ? "
-                "ORDER BY compaction_id",
-                (session_id,),
-            ).fetchall()
-        return [stored_compaction(row) for row in rows]
+            return _compactions(conn, session_id)
 
     def archived_messages(self, compaction_id: int) -> list[StoredMessage]:
         """The originals a compaction replaced, in their order ([] once it is undone)."""

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import sqlite3
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
 from engine.config import CompactionConfig
 from engine.events import CompactionEvent, decode_event
 from engine.messages import Message, decode_message
-from engine.outcomes import CompactionRecord
+from engine.outcomes import CompactionRecord, SessionSnapshot
 from engine.store_schema import StoreError
 
 
@@ -62,6 +62,24 @@ class StoredCompaction(msgspec.Struct, frozen=True):
     record: CompactionRecord
     undone: bool
     created_at_ms: int
+
+
+class LogEntry(NamedTuple):
+    """One message of the write log, read from its columns (no body decoded); a tuple, since a
+    long session has one per message ever written and this is only ever read in memory."""
+
+    tokens: int
+    opens_turn: bool  # Message.opens_turn, on the stored columns
+    replacement_id: str | None  # the message's id when a compaction inserted it, else None
+
+
+class SessionView(msgspec.Struct, frozen=True):
+    """A session as one read transaction saw it: everything the app needs to draw it."""
+
+    info: SessionInfo
+    snapshot: SessionSnapshot
+    compactions: list[StoredCompaction]
+    log: list[LogEntry]  # every message in write order, archived ones included
 
 
 class StoredEvent(msgspec.Struct, frozen=True):

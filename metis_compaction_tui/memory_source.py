@@ -31,6 +31,7 @@ from metis_compaction_tui.session_data import (
     EventRow,
     SessionData,
     build_timeline,
+    message_log,
 )
 from metis_compaction_tui.source import ActionRefused, SessionRow, SourceChange
 
@@ -259,7 +260,7 @@ class MemorySource:
                 revision=session.revision,
                 compactions=infos,
                 events=list(session.events),
-                timeline=build_timeline(((m, t) for _, m, t in session.log), infos),
+                timeline=build_timeline(message_log((m, t) for _, m, t in session.log), infos),
                 last_seq=session.log[-1][0] if session.log else 0,
                 source_label=self.label,
                 read_only=not self.writable,

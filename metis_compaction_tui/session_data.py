@@ -9,7 +9,7 @@ renders from it. Live updates append in O(new messages); the turn plan is the en
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -84,16 +84,13 @@ class TimelinePoint:
     compaction: str | None = None  # "summary" | "truncation"
 
 
-def is_turn_start(message: Message) -> bool:
-    return message.opens_turn
-
-
 def build_timeline(
-    log: Iterable[tuple[Message, int]], compactions: Sequence[CompactionInfo] = ()
+    log: Iterable[tuple[int, bool, str | None]], compactions: Sequence[CompactionInfo] = ()
 ) -> list[TimelinePoint]:
     """History tokens over turns from the full message log in write order (archived messages
-    included). The message that replaced a span (its summary, or a truncation notice) takes the
-    span's tokens back out, and the next turn carries the compaction mark."""
+    included), each entry (tokens, opens a turn, message id). The message that replaced a span
+    (its summary, or a truncation notice) takes the span's tokens back out, and the next turn
+    carries the compaction mark."""
     removed_at: dict[str, tuple[int, str]] = {
         info.record.summary_message_id: (info.record.span_token_count_in, info.record.kind)
         for info in compactions
@@ -103,18 +100,25 @@ def build_timeline(
     running = 0
     seen_any = False
     pending_mark: str | None = None
-    for message, tokens in log:
-        if is_turn_start(message) and seen_any:
+    for tokens, opens_turn, message_id in log:
+        if opens_turn and seen_any:
             points.append(TimelinePoint(len(points), running, pending_mark))
             pending_mark = None
         seen_any = True
         running += tokens
-        removal = removed_at.get(message.id)
+        removal = removed_at.get(message_id) if message_id else None
         if removal is not None:
             running = max(0, running - removal[0])
             pending_mark = removal[1]
     points.append(TimelinePoint(len(points), running, pending_mark))
     return points
+
+
+def message_log(
+    messages: Iterable[tuple[Message, int]],
+) -> Iterator[tuple[int, bool, str | None]]:
+    """Messages with their tokens as build_timeline's log entries."""
+    return ((tokens, message.opens_turn, message.id) for message, tokens in messages)
 
 
 @dataclass(frozen=True)
@@ -192,7 +196,9 @@ class SessionData:
             **fields,  # type: ignore[arg-type]
         )
         if not data.timeline:
-            data.timeline = build_timeline(zip(history.messages, history.tokens, strict=True))
+            data.timeline = build_timeline(
+                message_log(zip(history.messages, history.tokens, strict=True))
+            )
         return data
 
     # -- derived -----------------------------------------------------------------------------
@@ -272,7 +278,7 @@ class SessionData:
             self.timeline.append(TimelinePoint(0, self.history.total_tokens))
         added = 0
         for message, tokens in messages:
-            if is_turn_start(message) and len(self.history):
+            if message.opens_turn and len(self.history):
                 now = self.timeline[-1]
                 self.timeline[-1] = TimelinePoint(
                     now.turn, self.history.total_tokens, now.compaction

@@ -29,8 +29,6 @@ from metis_compaction_tui.source import ActionRefused, SessionRow, SourceChange,
 if TYPE_CHECKING:
     from engine.store import SessionStore
 
-PAGE = 10_000
-
 
 def _store_errors() -> tuple[type[BaseException], ...]:
     from engine.store import StoreError
@@ -171,11 +169,9 @@ class StoreSource:
 
     def _load(self, session_id: str) -> SessionData:
         store = self._feed()
-        info = store.session_info(session_id)
-        snapshot = store.snapshot(session_id)
-        compactions = [compaction_info(c) for c in store.compactions(session_id)]
-        events = self._all_events(store, session_id)
-        log, last_seq = self._log(store, session_id)
+        view = store.view(session_id)  # one read: a message appended meanwhile comes by poll
+        info, snapshot = view.info, view.snapshot
+        compactions = [compaction_info(c) for c in view.compactions]
         history = History(
             snapshot.messages, stable_prefix_end=snapshot.stable_prefix_end, tokens=snapshot.tokens
         )
@@ -187,9 +183,9 @@ class StoreSource:
             spent_usd=snapshot.spent_usd,
             revision=snapshot.revision,
             compactions=compactions,
-            events=events,
-            timeline=build_timeline(log, compactions),
-            last_seq=max(last_seq, info.last_seq),
+            events=self._all_events(store, session_id),  # the tailer dedupes by event id
+            timeline=build_timeline(view.log, compactions),
+            last_seq=info.last_seq,
             source_label=self.label,
         )
 
@@ -203,20 +199,6 @@ class StoreSource:
             if len(page) < 1000:
                 return rows
             after = page[-1].event_id
-
-    @staticmethod
-    def _log(store: SessionStore, session_id: str) -> tuple[list[tuple[Any, int]], int]:
-        """Every message in write order, archived ones included, for the token timeline."""
-        log: list[tuple[Any, int]] = []
-        seq = 0
-        while True:
-            page = store.messages_after(session_id, seq, limit=PAGE, include_replacements=True)
-            log.extend((m.message, m.tokens) for m in page)
-            if not page:
-                return log, seq
-            seq = page[-1].seq
-            if len(page) < PAGE:
-                return log, seq
 
     def poll(self) -> list[SourceChange]:
         if _identity(self.db_path) != self._feed_identity:

@@ -11,6 +11,7 @@ from metis_compaction_tui.session_data import (
     SessionData,
     Zone,
     build_timeline,
+    message_log,
 )
 
 CONFIG = CompactionConfig(
@@ -71,7 +72,7 @@ def test_timeline_takes_a_compacted_span_back_out_and_marks_it() -> None:
         replacement_count=1,
         summary_message_id="s1",
     )
-    points = build_timeline(log, [CompactionInfo(1, record)])
+    points = build_timeline(message_log(log), [CompactionInfo(1, record)])
     # 200 before u2; u2 + the summary, less the 200 compacted, + a2 = 210; then now, with u3
     assert [p.history_tokens for p in points] == [200, 210, 310]
     assert [p.compaction for p in points] == [None, "summary", None]

@@ -198,6 +198,32 @@ async def test_a_managed_session_is_mirrored_exactly_by_the_store(store: Session
         validate_history([m.message for m in originals])
 
 
+async def test_a_view_is_one_consistent_read_and_its_log_matches_the_bodies(
+    store: SessionStore,
+) -> None:
+    config = SMALL.replace(compaction_threshold_tokens=3_000, compaction_hard_cap_tokens=6_000)
+    store.update_config(SID, config)
+    manager = store.manager(SID, cache=None)
+    for turn in scripted_session(4, 24):
+        manager.append(turn[0])
+        await manager.before_turn()
+        for message in turn[1:]:
+            manager.append(message)
+    store.undo_latest_compaction(SID)
+    view = store.view(SID)
+    written = store.messages_after(SID, 0, include_replacements=True)
+    # The log is read from the columns; the bodies say what it must be.
+    assert view.log == [
+        (m.tokens, m.message.opens_turn, m.message.id if m.introduced_by else None) for m in written
+    ]
+    users = [m.message for m in written if m.message.role == Role.USER]
+    assert any(m.tool_result_ids() for m in users) and any(m.synthetic for m in users)
+    assert view.snapshot == store.snapshot(SID)
+    assert view.compactions == store.compactions(SID)
+    assert len(view.compactions) >= 3 and view.compactions[-1].undone
+    assert view.info.last_seq == written[-1].seq
+
+
 async def test_a_changed_span_raises_span_changed_and_writes_nothing(store: SessionStore) -> None:
     fill(store, chat(4, size=300))
     first = store.manager(SID, summarizer=RecordingSummarizer(), cache=None)

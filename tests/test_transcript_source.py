@@ -13,7 +13,7 @@ import pytest
 from engine import CompactionConfig, validate_history
 from engine.projection import project_compactions
 from metis_compaction_tui.importers import load_transcript
-from metis_compaction_tui.session_data import SessionData, build_timeline
+from metis_compaction_tui.session_data import SessionData, build_timeline, message_log
 from metis_compaction_tui.source import SourceUnavailable
 from metis_compaction_tui.transcript_source import (
     TranscriptSource,
@@ -88,7 +88,7 @@ def test_a_transcript_tailed_in_random_chunks_ends_as_a_fresh_read(
     fresh = read_recording(live, CONFIG)
     assert data.agent == fresh.view(data.agent.notes if data.agent else ())
     assert data.timeline == build_timeline(
-        zip(data.history.messages, data.history.tokens, strict=True)
+        message_log(zip(data.history.messages, data.history.tokens, strict=True))
     )
     assert data.history.tokens == fresh.tokens
 
