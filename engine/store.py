@@ -32,7 +32,6 @@ from engine.store_rows import (
     EVENT_COLUMNS,
     MESSAGE_COLUMNS,
     SESSION_COLUMNS,
-    LogEntry,
     SessionInfo,
     SessionView,
     StoredCompaction,
@@ -40,6 +39,7 @@ from engine.store_rows import (
     StoredMessage,
     UndoRefused,
     UnknownSession,
+    WriteLog,
     encode_config,
     session_info,
     stored_compaction,
@@ -58,7 +58,6 @@ from engine.summarizers import Summarizer
 
 __all__ = [
     "SCHEMA_VERSION",
-    "LogEntry",
     "SessionInfo",
     "SessionStore",
     "SessionView",
@@ -68,6 +67,7 @@ __all__ = [
     "StoredMessage",
     "UndoRefused",
     "UnknownSession",
+    "WriteLog",
     "store_path",
 ]
 

@@ -7,8 +7,10 @@ is written down, so a SELECT and its decoder can never disagree.
 from __future__ import annotations
 
 import sqlite3
+from array import array
+from collections.abc import Iterator
 from decimal import Decimal
-from typing import Any, NamedTuple
+from typing import Any
 
 import msgspec
 
@@ -64,13 +66,32 @@ class StoredCompaction(msgspec.Struct, frozen=True):
     created_at_ms: int
 
 
-class LogEntry(NamedTuple):
-    """One message of the write log, read from its columns (no body decoded); a tuple, since a
-    long session has one per message ever written and this is only ever read in memory."""
+class WriteLog:
+    """Every message of a session in write order, archived ones included, as read from the
+    columns: about 9 bytes a message, since the app re-reads it after every compaction of a
+    session that may have written hundreds of thousands. Iterates as (tokens, opens a turn,
+    the message's id when a compaction inserted it, else None)."""
 
-    tokens: int
-    opens_turn: bool  # Message.opens_turn, on the stored columns
-    replacement_id: str | None  # the message's id when a compaction inserted it, else None
+    __slots__ = ("opens", "replacements", "tokens")
+
+    def __init__(self) -> None:
+        self.tokens = array("q")
+        self.opens = bytearray()  # 1 where the message opens a turn (Message.opens_turn)
+        self.replacements: dict[int, str] = {}  # index -> id of a summary or filler
+
+    def add(self, tokens: int, opens_turn: bool, replacement_id: str | None) -> None:
+        if replacement_id is not None:
+            self.replacements[len(self.tokens)] = replacement_id
+        self.tokens.append(tokens)
+        self.opens.append(opens_turn)
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    def __iter__(self) -> Iterator[tuple[int, bool, str | None]]:
+        replacement = self.replacements.get
+        for index, (tokens, opens) in enumerate(zip(self.tokens, self.opens, strict=True)):
+            yield tokens, bool(opens), replacement(index)
 
 
 class SessionView(msgspec.Struct, frozen=True):
@@ -79,7 +100,7 @@ class SessionView(msgspec.Struct, frozen=True):
     info: SessionInfo
     snapshot: SessionSnapshot
     compactions: list[StoredCompaction]
-    log: list[LogEntry]  # every message in write order, archived ones included
+    log: WriteLog
 
 
 class StoredEvent(msgspec.Struct, frozen=True):

@@ -19,10 +19,10 @@ from engine.outcomes import CompactionRecord, SessionSnapshot, SpanChanged
 from engine.store_rows import (
     COMPACTION_COLUMNS,
     SESSION_COLUMNS,
-    LogEntry,
     SessionInfo,
     UndoRefused,
     UnknownSession,
+    WriteLog,
     body_message,
     checked_int,
     encode_ids,
@@ -93,18 +93,21 @@ def read_snapshot(
 _NO_IDS = "[]"
 
 
-def write_log(conn: sqlite3.Connection, session_id: str) -> list[LogEntry]:
-    """Every message of a session in write order, archived ones included, from the columns
-    alone: the app re-reads it after each compaction, and decoding every body ever written
-    made its memory grow with the session. A turn opens at a user message that is neither
-    synthetic nor a tool result (Message.opens_turn; the columns are written from it)."""
+def write_log(conn: sqlite3.Connection, session_id: str) -> WriteLog:
+    """The session's WriteLog from the columns alone: decoding every body ever written, after
+    each compaction, made the app's memory grow with the session. A turn opens at a user
+    message that is neither synthetic nor a tool result (Message.opens_turn; the columns are
+    written from it)."""
     rows = conn.execute(
         "SELECT tokens, role = 'user' AND synthetic = 0 AND tool_result_ids = ?, "
         "CASE WHEN introduced_by IS NOT NULL THEN message_id END "
         "FROM messages WHERE session_id = ? ORDER BY seq",
         (_NO_IDS, session_id),
     )
-    return [LogEntry(tokens, bool(opens), replacement) for tokens, opens, replacement in rows]
+    log = WriteLog()
+    for tokens, opens, replacement in rows:
+        log.add(tokens, bool(opens), replacement)
+    return log
 
 
 _ids_decoder = msgspec.json.Decoder(list[str])

@@ -213,7 +213,7 @@ async def test_a_view_is_one_consistent_read_and_its_log_matches_the_bodies(
     view = store.view(SID)
     written = store.messages_after(SID, 0, include_replacements=True)
     # The log is read from the columns; the bodies say what it must be.
-    assert view.log == [
+    assert list(view.log) == [
         (m.tokens, m.message.opens_turn, m.message.id if m.introduced_by else None) for m in written
     ]
     users = [m.message for m in written if m.message.role == Role.USER]
