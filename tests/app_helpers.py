@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
-from engine import Message, Role, TextContentBlock
+from engine import CompactionCache, Message, Role, TextContentBlock
 from metis_compaction_tui.app import MetisInspector
 from metis_compaction_tui.demo_store import build_demo_workspace
 from metis_compaction_tui.store_source import StoreSource
@@ -23,6 +23,14 @@ def make_app(workspace: Path, **options: object) -> MetisInspector:
     return MetisInspector(
         StoreSource(workspace, poll_interval_s=0.05), poll_interval_s=0.05, **options
     )  # type: ignore[arg-type]
+
+
+def cache_keys(workspace: Path) -> list[str]:
+    cache = CompactionCache(workspace / ".metis" / "compaction-cache.sqlite")
+    try:
+        return [row.cache_key for row in cache.list_rows()]
+    finally:
+        cache.close()
 
 
 async def wait_until(

@@ -15,6 +15,7 @@ from metis_compaction_tui.screens.confirm import ConfirmScreen
 from metis_compaction_tui.screens.trim import TrimScreen
 from tests.app_helpers import (
     SIZE,
+    cache_keys,
     demo_template,  # noqa: F401 - a fixture
     loaded,
     make_app,
@@ -22,14 +23,6 @@ from tests.app_helpers import (
     wait_workers,
     workspace,  # noqa: F401 - a fixture
 )
-
-
-def cache_keys(workspace: Path) -> list[str]:
-    cache = CompactionCache(workspace / ".metis" / "compaction-cache.sqlite")
-    try:
-        return [row.cache_key for row in cache.list_rows()]
-    finally:
-        cache.close()
 
 
 async def open_browser(pilot, app) -> CacheBrowserScreen:  # type: ignore[no-untyped-def]

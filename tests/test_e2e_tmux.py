@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from engine import CompactionCache
 from engine.store import SessionStore
+from tests.app_helpers import cache_keys
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -159,14 +159,6 @@ def live_compactions(workspace: Path) -> list:  # type: ignore[type-arg]
     with SessionStore.open(workspace) as store:
         (info,) = store.list_sessions()
         return [c for c in store.compactions(info.session_id) if not c.undone]
-
-
-def cache_keys(workspace: Path) -> list[str]:
-    cache = CompactionCache(workspace / ".metis" / "compaction-cache.sqlite")
-    try:
-        return [row.cache_key for row in cache.list_rows()]
-    finally:
-        cache.close()
 
 
 def test_the_demo_end_to_end_in_tmux(tmp_path: Path) -> None:
