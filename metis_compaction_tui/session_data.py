@@ -346,14 +346,13 @@ class SessionData:
 
 
 def short_tokens(count: int) -> str:
-    """12 · 980 · 1.2k · 41k · 1.3M: what fits a narrow column."""
+    """12 · 980 · 1.2k · 41k · 1.3M · 41M · 1.0B · 1.0T: what fits a narrow column."""
     if count < 1_000:
         return str(count)
-    if count < 10_000:
-        return f"{count / 1000:.1f}k"
-    if count < 1_000_000:
-        return f"{count // 1000}k"
-    return f"{count / 1_000_000:.1f}M"
+    unit, size = next(
+        (u, s) for u, s in (("T", 10**12), ("B", 10**9), ("M", 10**6), ("k", 1000)) if count >= s
+    )
+    return f"{count / size:.1f}{unit}" if count < 10 * size else f"{count // size}{unit}"
 
 
 def money(value: Decimal) -> str:

@@ -12,6 +12,7 @@ from metis_compaction_tui.session_data import (
     Zone,
     build_timeline,
     message_log,
+    short_tokens,
 )
 
 CONFIG = CompactionConfig(
@@ -76,3 +77,19 @@ def test_timeline_takes_a_compacted_span_back_out_and_marks_it() -> None:
     # 200 before u2; u2 + the summary, less the 200 compacted, + a2 = 210; then now, with u3
     assert [p.history_tokens for p in points] == [200, 210, 310]
     assert [p.compaction for p in points] == [None, "summary", None]
+
+
+def test_short_tokens_fit_a_narrow_column_at_every_scale() -> None:
+    cases = {
+        0: "0",
+        999: "999",
+        1_234: "1.2k",
+        41_000: "41k",
+        999_999: "999k",
+        1_300_000: "1.3M",
+        41_000_000: "41M",
+        1_000_000_000: "1.0B",
+        2 * 10**12: "2.0T",
+        10**15: "1000T",
+    }
+    assert {count: short_tokens(count) for count in cases} == cases

@@ -62,9 +62,8 @@ class TokenSparkline(Widget):
         buckets = self._buckets(columns)
         top, bottom = Text(no_wrap=True, end=""), Text(no_wrap=True, end="")
         top.append(LABEL, style("sparkline--label"))
-        bottom.append(
-            f"{len(self.points)} turns".ljust(len(LABEL))[: len(LABEL)], style("sparkline--legend")
-        )
+        turns = f"{short_tokens(len(self.points))} turns"  # 11k turns: a space before the bars
+        bottom.append(turns[: len(LABEL) - 1].ljust(len(LABEL)), style("sparkline--legend"))
         scale = max(peak, 1)
         for value, mark in buckets:
             level = round(value / scale * 16)
