@@ -23,6 +23,7 @@ from engine import (
     plan_turn,
 )
 from engine.projection import ProjectedCompaction
+from metis_compaction_tui.timeline import Timeline
 
 
 class Zone(enum.IntEnum):
@@ -74,19 +75,9 @@ class EventRow:
     created_at_ms: int
 
 
-@dataclass(frozen=True)
-class TimelinePoint:
-    """History tokens at the end of one turn (the last point: now); `compaction` marks a
-    compaction during that turn."""
-
-    turn: int
-    history_tokens: int
-    compaction: str | None = None  # "summary" | "truncation"
-
-
 def build_timeline(
     log: Iterable[tuple[int, bool, str | None]], compactions: Sequence[CompactionInfo] = ()
-) -> list[TimelinePoint]:
+) -> Timeline:
     """History tokens over turns from the full message log in write order (archived messages
     included), each entry (tokens, opens a turn, message id). The message that replaced a span
     (its summary, or a truncation notice) takes the span's tokens back out, and the next turn
@@ -96,13 +87,13 @@ def build_timeline(
         for info in compactions
         if info.record.summary_message_id and not info.undone
     }
-    points: list[TimelinePoint] = []
+    points = Timeline()
     running = 0
     seen_any = False
     pending_mark: str | None = None
     for tokens, opens_turn, message_id in log:
         if opens_turn and seen_any:
-            points.append(TimelinePoint(len(points), running, pending_mark))
+            points.add(running, pending_mark)
             pending_mark = None
         seen_any = True
         running += tokens
@@ -110,7 +101,7 @@ def build_timeline(
         if removal is not None:
             running = max(0, running - removal[0])
             pending_mark = removal[1]
-    points.append(TimelinePoint(len(points), running, pending_mark))
+    points.add(running, pending_mark)
     return points
 
 
@@ -167,7 +158,7 @@ class SessionData:
     revision: int = 0
     compactions: list[CompactionInfo] = field(default_factory=list)
     events: list[EventRow] = field(default_factory=list)
-    timeline: list[TimelinePoint] = field(default_factory=list)
+    timeline: Timeline = field(default_factory=Timeline)
     last_seq: int = 0
     source_label: str = ""
     read_only: bool = False  # no compact now, no undo
@@ -273,23 +264,20 @@ class SessionData:
 
     def append(self, messages: Iterable[tuple[Message, int]], last_seq: int | None = None) -> int:
         """Messages appended by the writer, in order; returns how many were added."""
-        # The timeline's last point is "now"; a new turn freezes it as that turn's start.
-        if not self.timeline:
-            self.timeline.append(TimelinePoint(0, self.history.total_tokens))
+        # The timeline's last point is "now"; a new turn freezes it as that turn's end.
+        timeline = self.timeline
+        if not timeline:
+            timeline.add(self.history.total_tokens)
         added = 0
         for message, tokens in messages:
             if message.opens_turn and len(self.history):
-                now = self.timeline[-1]
-                self.timeline[-1] = TimelinePoint(
-                    now.turn, self.history.total_tokens, now.compaction
-                )
-                self.timeline.append(TimelinePoint(now.turn + 1, self.history.total_tokens))
+                timeline.set_now(self.history.total_tokens)
+                timeline.add(self.history.total_tokens)
             self.history.append(message, tokens)
             added += 1
         if added:
             self._plan = None
-            now = self.timeline[-1]
-            self.timeline[-1] = TimelinePoint(now.turn, self.history.total_tokens, now.compaction)
+            timeline.set_now(self.history.total_tokens)
         if last_seq is not None:
             self.last_seq = max(self.last_seq, last_seq)
         return added
@@ -324,13 +312,11 @@ class SessionData:
         opened = sum(
             1 for i in range(max(1, start), len(history)) if history.messages[i].opens_turn
         )
-        if opened:
-            del self.timeline[len(self.timeline) - opened :]
+        self.timeline.drop(opened)
         history.replace(start, len(history), [], [])
         self._plan = None
         if self.timeline:
-            now = self.timeline[-1]
-            self.timeline[-1] = TimelinePoint(now.turn, history.total_tokens, now.compaction)
+            self.timeline.set_now(history.total_tokens)
         return self.append(messages)
 
     def add_events(self, events: Iterable[EventRow]) -> int:

@@ -7,13 +7,13 @@ columns holding a compaction in the compaction colour with a ▼ above the bar.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import ClassVar
 
 from rich.text import Text
 from textual.widget import Widget
 
-from metis_compaction_tui.session_data import TimelinePoint, short_tokens
+from metis_compaction_tui.session_data import short_tokens
+from metis_compaction_tui.timeline import Timeline
 
 LABEL = "Tokens    "
 BLOCKS = " ▁▂▃▄▅▆▇█"
@@ -30,39 +30,24 @@ class TokenSparkline(Widget):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.points: Sequence[TimelinePoint] = ()
+        self.timeline = Timeline()
 
-    def set_points(self, points: Sequence[TimelinePoint]) -> None:
-        self.points = points
+    def set_points(self, timeline: Timeline) -> None:
+        self.timeline = timeline
         self.refresh()
-
-    def _buckets(self, columns: int) -> list[tuple[int, str | None]]:
-        points = self.points
-        if not points or columns <= 0:
-            return []
-        if len(points) <= columns:
-            return [(p.history_tokens, p.compaction) for p in points]
-        buckets: list[tuple[int, str | None]] = []
-        for column in range(columns):
-            start = column * len(points) // columns
-            end = max(start + 1, (column + 1) * len(points) // columns)
-            chunk = points[start:end]
-            mark = next((p.compaction for p in chunk if p.compaction), None)
-            buckets.append((max(p.history_tokens for p in chunk), mark))
-        return buckets
 
     def render(self) -> Text:
         style = self.get_component_rich_style
         width = max(10, self.size.width)
-        compactions = sum(1 for p in self.points if p.compaction)
-        peak = max((p.history_tokens for p in self.points), default=0)
-        now = self.points[-1].history_tokens if self.points else 0
-        legend = f" now {short_tokens(now)} · peak {short_tokens(peak)} · ▼ {compactions}"
+        timeline = self.timeline
+        peak = timeline.peak
+        now = timeline[-1].history_tokens if timeline else 0
+        legend = f" now {short_tokens(now)} · peak {short_tokens(peak)} · ▼ {timeline.compactions}"
         columns = max(1, width - len(LABEL) - len(legend))
-        buckets = self._buckets(columns)
+        buckets = timeline.columns(columns)
         top, bottom = Text(no_wrap=True, end=""), Text(no_wrap=True, end="")
         top.append(LABEL, style("sparkline--label"))
-        turns = f"{short_tokens(len(self.points))} turns"  # 11k turns: a space before the bars
+        turns = f"{short_tokens(len(timeline))} turns"  # 11k turns: a space before the bars
         bottom.append(turns[: len(LABEL) - 1].ljust(len(LABEL)), style("sparkline--legend"))
         scale = max(peak, 1)
         for value, mark in buckets:
