@@ -47,7 +47,8 @@ class TokenSparkline(Widget):
         buckets = timeline.columns(columns)
         top, bottom = Text(no_wrap=True, end=""), Text(no_wrap=True, end="")
         top.append(LABEL, style("sparkline--label"))
-        turns = f"{short_tokens(len(timeline))} turns"  # 11k turns: a space before the bars
+        count = len(timeline)
+        turns = f"{short_tokens(count)} turn{'' if count == 1 else 's'}"  # a space before the bars
         bottom.append(turns[: len(LABEL) - 1].ljust(len(LABEL)), style("sparkline--legend"))
         scale = max(peak, 1)
         for value, mark in buckets:
