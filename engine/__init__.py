@@ -43,9 +43,16 @@ from engine.outcomes import (
     SpanChanged,
     TurnPlan,
 )
-from engine.projection import ProjectedCompaction, Projection, project_compactions
-from engine.span import SpanPlan, TruncationPlan, is_tool_cycle_boundary, plan_span, plan_truncation
-from engine.splice import splice, summary_message, summary_text
+from engine.policy.projection import ProjectedCompaction, Projection, project_compactions
+from engine.policy.span import (
+    SpanPlan,
+    TruncationPlan,
+    is_tool_cycle_boundary,
+    plan_span,
+    plan_truncation,
+)
+from engine.policy.splice import splice, summary_message, summary_text
+from engine.policy.trigger import TriggerAction, TriggerDecision, TriggerReason, decide_trigger
 from engine.summarizers import (
     ErrorClass,
     ExtractiveSummarizer,
@@ -56,7 +63,6 @@ from engine.summarizers import (
     make_summarizer,
 )
 from engine.tokens import estimate_message_tokens, estimate_text_tokens
-from engine.trigger import TriggerAction, TriggerDecision, TriggerReason, decide_trigger
 
 __all__ = [
     "PAYLOAD_REGISTRY",

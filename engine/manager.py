@@ -38,17 +38,17 @@ from engine.outcomes import (
     SpanChanged,
     TurnPlan,
 )
-from engine.span import (
+from engine.policy.span import (
     SpanPlan,
     has_compactable_messages,
     pending_history_tokens,
     plan_span,
     plan_truncation,
 )
-from engine.splice import bridge, splice, summary_message, truncation_notice
+from engine.policy.splice import bridge, splice, summary_message, truncation_notice
+from engine.policy.trigger import TriggerAction, decide_trigger
 from engine.summarizers import Summarizer, SummarizerError, SummaryRequest, make_summarizer
 from engine.tokens import TokenCounter, estimate_message_tokens
-from engine.trigger import TriggerAction, decide_trigger
 
 Trigger = Literal["threshold", "hard_cap", "manual"]
 

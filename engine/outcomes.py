@@ -9,8 +9,8 @@ import msgspec
 
 from engine.events import FailureMode
 from engine.messages import Message
-from engine.span import SpanPlan
-from engine.trigger import TriggerDecision
+from engine.policy.span import SpanPlan
+from engine.policy.trigger import TriggerDecision
 
 
 class TurnPlan(msgspec.Struct, frozen=True):

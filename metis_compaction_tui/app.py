@@ -27,14 +27,6 @@ from textual.worker import get_current_worker
 
 from engine import CompactionConfig, CompactionOutcome
 from metis_compaction_tui.actions import Scope, bindings_for, palette_entries
-from metis_compaction_tui.messages import (
-    SessionGrew,
-    SessionLoaded,
-    SessionsListed,
-    SourceProblem,
-    SourceProgress,
-    SourceRecovered,
-)
 from metis_compaction_tui.screens.cache_browser import CacheBrowserScreen
 from metis_compaction_tui.screens.compact_now import CompactNowScreen
 from metis_compaction_tui.screens.confirm import ConfirmScreen
@@ -42,8 +34,21 @@ from metis_compaction_tui.screens.help import HelpScreen
 from metis_compaction_tui.screens.knobs import KnobsScreen
 from metis_compaction_tui.screens.message_detail import MessageDetailScreen
 from metis_compaction_tui.screens.summary_detail import SummaryDetailScreen
-from metis_compaction_tui.session_data import SessionData
-from metis_compaction_tui.source import ActionRefused, SessionRow, SessionSource, SourceUnavailable
+from metis_compaction_tui.sources.base import (
+    ActionRefused,
+    SessionRow,
+    SessionSource,
+    SourceUnavailable,
+)
+from metis_compaction_tui.sources.session_data import SessionData
+from metis_compaction_tui.ui_messages import (
+    SessionGrew,
+    SessionLoaded,
+    SessionsListed,
+    SourceProblem,
+    SourceProgress,
+    SourceRecovered,
+)
 from metis_compaction_tui.widgets.dashboard import Dashboard
 from metis_compaction_tui.widgets.message_list import MessageList, kind_of
 from metis_compaction_tui.widgets.row_list import RowList
@@ -439,7 +444,7 @@ class MetisInspector(App[int]):
 def run_app(where: Path | SessionSource) -> int:
     """The `metis-compaction-tui` entry point (cli.py calls it): a workspace's store, or any
     source (`inspect` passes a TranscriptSource)."""
-    from metis_compaction_tui.store_source import StoreSource
+    from metis_compaction_tui.sources.store import StoreSource
 
     source = StoreSource(Path(where)) if isinstance(where, Path) else where
     result = MetisInspector(source).run()

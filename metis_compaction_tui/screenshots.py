@@ -1,6 +1,6 @@
 """`python -m metis_compaction_tui.screenshots [OUT_DIR]`: SVGs of the real app on a demo store.
 
-A fresh demo workspace is built in a temp folder (engine.workload's scripted session through a
+A fresh demo workspace is built in a temp folder (the demo workload's scripted session through a
 real SessionManager and the real SQLite store), then the real app is driven headless and each
 view saved with `save_screenshot`: the dashboard mid-session, a forced compaction, a summary
 beside its originals, the cache browser, and the compact-now preview. Then `inspect` on a real
@@ -20,14 +20,14 @@ from textual.pilot import Pilot
 
 from engine import CompactionConfig, estimate_message_tokens
 from engine.store import SessionStore
-from engine.workload import scripted_session
 from metis_compaction_tui.app import MetisInspector
-from metis_compaction_tui.demo_store import build_demo_workspace
+from metis_compaction_tui.demo.store import build_demo_workspace
+from metis_compaction_tui.demo.workload import scripted_session
 from metis_compaction_tui.screens.cache_browser import CacheBrowserScreen
 from metis_compaction_tui.screens.compact_now import CompactNowScreen
 from metis_compaction_tui.screens.summary_detail import SummaryDetailScreen
-from metis_compaction_tui.store_source import StoreSource
-from metis_compaction_tui.transcript_source import TranscriptSource
+from metis_compaction_tui.sources.store import StoreSource
+from metis_compaction_tui.sources.transcript import TranscriptSource
 from metis_compaction_tui.widgets.message_list import MessageList
 
 SIZE = (100, 30)

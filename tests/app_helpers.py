@@ -13,8 +13,8 @@ from textual.pilot import Pilot
 
 from engine import CompactionCache, Message, Role, TextContentBlock
 from metis_compaction_tui.app import MetisInspector
-from metis_compaction_tui.demo_store import build_demo_workspace
-from metis_compaction_tui.store_source import StoreSource
+from metis_compaction_tui.demo.store import build_demo_workspace
+from metis_compaction_tui.sources.store import StoreSource
 
 SIZE = (100, 30)
 

@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine import CompactionConfig, SpanChanged, validate_history
 from engine.store import SessionStore
-from engine.workload import scripted_session
+from metis_compaction_tui.demo.workload import scripted_session
 
 
 def say(**fields: object) -> None:

@@ -194,7 +194,7 @@ async def test_a_store_that_disappears_shows_a_banner_and_recovers(workspace: Pa
 
 def test_a_session_row_never_wraps_its_pressure_line() -> None:
     from engine import TriggerAction
-    from metis_compaction_tui.source import SessionRow
+    from metis_compaction_tui.sources.base import SessionRow
     from metis_compaction_tui.widgets.session_list import session_prompt
 
     for pending, action in [(7_781, TriggerAction.SOFT), (120_000, TriggerAction.FORCED)]:

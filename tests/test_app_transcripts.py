@@ -13,7 +13,7 @@ from engine import CompactionConfig
 from metis_compaction_tui.app import MetisInspector
 from metis_compaction_tui.screens.compact_now import CompactNowScreen
 from metis_compaction_tui.screens.knobs import KnobsScreen
-from metis_compaction_tui.transcript_source import TranscriptSource
+from metis_compaction_tui.sources.transcript import TranscriptSource
 from metis_compaction_tui.widgets.agent_panel import AgentPanel
 from metis_compaction_tui.widgets.message_list import MessageList
 from metis_compaction_tui.widgets.store_banner import StoreBanner

@@ -15,8 +15,8 @@ import msgspec
 import pytest
 
 from engine.store import SessionStore
-from metis_compaction_tui import cli
-from metis_compaction_tui.simulator import Simulator
+from metis_compaction_tui.cli import dispatch as cli
+from metis_compaction_tui.demo.simulator import Simulator
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = (ROOT / "docs" / "cli-json.md").read_text(encoding="utf-8")

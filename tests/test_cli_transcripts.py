@@ -9,7 +9,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from metis_compaction_tui import cli
+from metis_compaction_tui.cli import dispatch as cli
 from tests.test_cli import Decision, Pressure, Span, Strict, run
 from tests.test_importers import CLAUDE, CODEX_ROLLOUT
 from tests.transcript_writer import ClaudeCodeWriter
@@ -173,4 +173,4 @@ def test_inspect_with_no_path_looks_in_the_agents_default_folders(
     code, _, err = run(capsys, "inspect")
     assert code == 2
     assert str(tmp_path / "claude" / "projects") in err and str(tmp_path / "codex") in err
-    assert cli.SUBCOMMANDS.index("inspect") >= 0
+    assert "inspect" in cli.SUBCOMMANDS

@@ -27,13 +27,13 @@ from engine.events import (
 from engine.manager import SessionManager
 from engine.messages import Message, MessageMetadata, validate_history
 from engine.outcomes import SpanChanged
-from engine.span import pending_history_tokens
-from engine.splice import ASSISTANT_FILLER_TEXT
+from engine.policy.span import pending_history_tokens
+from engine.policy.splice import ASSISTANT_FILLER_TEXT
+from engine.policy.trigger import TriggerAction, TriggerReason
 from engine.summarizers.anthropic_summarizer import AnthropicSummarizer
 from engine.summarizers.base import ErrorClass
 from engine.summarizers.pricing import cost_of, price_for
 from engine.summarizers.prompt import SYSTEM_PROMPT
-from engine.trigger import TriggerAction, TriggerReason
 from tests.history_builders import (
     LOCAL,
     FailingSummarizer,

@@ -16,7 +16,12 @@ import msgspec
 import pytest
 
 from engine import SessionManager, estimate_message_tokens, validate_history
-from engine.workload import DEFAULT_TURNS, PlantedFact, planted_facts, scripted_session
+from metis_compaction_tui.demo.workload import (
+    DEFAULT_TURNS,
+    PlantedFact,
+    planted_facts,
+    scripted_session,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 PERF = ROOT / "tests" / "perf"

@@ -1,4 +1,4 @@
-"""engine.projection: where our trigger would have compacted a recorded session."""
+"""engine.policy.projection: where our trigger would have compacted a recorded session."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import CompactionConfig, History, Message, SessionManager
-from engine.projection import Projection, project_compactions
-from engine.workload import scripted_session
+from engine.policy.projection import Projection, project_compactions
+from metis_compaction_tui.demo.workload import scripted_session
 from tests.history_builders import assistant, tool_call, tool_result, user
 
 CONFIG = CompactionConfig(

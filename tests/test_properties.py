@@ -31,7 +31,12 @@ from engine.messages import (
     validate_history,
 )
 from engine.outcomes import CompactionOutcome
-from engine.span import is_tool_cycle_boundary, pending_history_tokens, plan_span, plan_truncation
+from engine.policy.span import (
+    is_tool_cycle_boundary,
+    pending_history_tokens,
+    plan_span,
+    plan_truncation,
+)
 from engine.summarizers.base import ErrorClass, SummarizerError, SummaryRequest, SummaryResult
 from engine.summarizers.extractive import ExtractiveSummarizer
 from tests.history_builders import LOCAL, FailingSummarizer, ids

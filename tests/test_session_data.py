@@ -5,8 +5,8 @@ from __future__ import annotations
 import itertools
 
 from engine import CompactionConfig, CompactionRecord, Role, text_message
-from engine.workload import scripted_session
-from metis_compaction_tui.session_data import (
+from metis_compaction_tui.demo.workload import scripted_session
+from metis_compaction_tui.sources.session_data import (
     CompactionInfo,
     SessionData,
     Zone,

@@ -8,7 +8,7 @@ import pytest
 
 from engine.history import History
 from engine.messages import Message
-from engine.span import (
+from engine.policy.span import (
     has_compactable_messages,
     is_tool_cycle_boundary,
     nominal_watermark,

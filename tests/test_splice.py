@@ -8,7 +8,7 @@ import pytest
 
 from engine.history import History
 from engine.messages import HistoryError, Message, Role, TextContentBlock, validate_history
-from engine.splice import (
+from engine.policy.splice import (
     ASSISTANT_FILLER_TEXT,
     TRUNCATION_NOTICE,
     splice,

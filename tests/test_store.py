@@ -22,8 +22,8 @@ from engine import (
     validate_history,
 )
 from engine.store import SessionStore, StoreError, UndoRefused, UnknownSession
-from engine.store_schema import SCHEMA_VERSION
-from engine.workload import scripted_session
+from engine.store.schema import SCHEMA_VERSION
+from metis_compaction_tui.demo.workload import scripted_session
 from tests.history_builders import (
     LOCAL,
     FailingSummarizer,
@@ -418,7 +418,7 @@ def test_text_blocks_keep_their_exact_bytes(store: SessionStore) -> None:
 
 def write_raw(store: SessionStore, messages: list[Message]) -> None:
     """Rows as another writer might leave them: no validation on the way in."""
-    from engine.store_sql import insert_message
+    from engine.store.sql import insert_message
 
     with store._write() as conn:
         for position, message in enumerate(messages):

@@ -19,7 +19,7 @@ from engine.messages import (
     encode_message,
     validate_history,
 )
-from engine.store_sql import _columns_valid, encode_ids
+from engine.store.sql import _columns_valid, encode_ids
 
 IDS = st.sampled_from(["t1", "t2", "t3"])
 BLOCKS = st.one_of(

@@ -17,8 +17,8 @@ import pytest
 
 from engine import CompactionConfig, validate_history
 from engine.store import SessionStore
-from engine.tail import StoreTailer
-from engine.workload import scripted_session
+from engine.store.tail import StoreTailer
+from metis_compaction_tui.demo.workload import scripted_session
 
 WORKERS = Path(__file__).with_name("store_workers.py")
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""engine.tail: what a tailer reports, that it reads only new rows, and that a locked, half-made,
+"""engine.store.tail: what it reports, that it reads only new rows, and that a locked, half-made,
 broken or replaced file is retried and never misread. Real files, real watchfiles."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-import engine.tail as tail_module
+import engine.store.tail as tail_module
 from engine import CompactionConfig
 from engine import encode_message as encode
 from engine.store import SessionStore
-from engine.tail import StoreTailer, StoreUpdate, TailCursor, watch_filter
+from engine.store.tail import StoreTailer, StoreUpdate, TailCursor, watch_filter
 from tests.history_builders import LOCAL, RecordingSummarizer, assistant, chat, ids, user
 
 SID = "s1"

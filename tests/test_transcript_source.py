@@ -11,11 +11,11 @@ import msgspec
 import pytest
 
 from engine import CompactionConfig, validate_history
-from engine.projection import project_compactions
+from engine.policy.projection import project_compactions
 from metis_compaction_tui.importers import load_transcript
-from metis_compaction_tui.session_data import SessionData, build_timeline, message_log
-from metis_compaction_tui.source import SourceUnavailable
-from metis_compaction_tui.transcript_source import (
+from metis_compaction_tui.sources.base import SourceUnavailable
+from metis_compaction_tui.sources.session_data import SessionData, build_timeline, message_log
+from metis_compaction_tui.sources.transcript import (
     TranscriptSource,
     discover_transcripts,
     read_recording,

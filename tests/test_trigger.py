@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 
 from engine.config import CompactionConfig
-from engine.trigger import TriggerAction, TriggerDecision, TriggerReason, decide_trigger
+from engine.policy.trigger import TriggerAction, TriggerDecision, TriggerReason, decide_trigger
 
 CONFIG = CompactionConfig(
     compaction_threshold_tokens=30_000,

@@ -25,7 +25,7 @@ from metis_compaction_tui.actions import bindings_for
 from metis_compaction_tui.safe_text import safe_text
 from metis_compaction_tui.screens.confirm import ConfirmScreen
 from metis_compaction_tui.screens.trim import TrimScreen
-from metis_compaction_tui.source import SessionSource, SourceUnavailable
+from metis_compaction_tui.sources.base import SessionSource, SourceUnavailable
 
 # (column key, header, §5.2 column it sorts by or None for a local sort, width)
 COLUMNS: tuple[tuple[str, str, str | None, int], ...] = (

@@ -32,8 +32,8 @@ from engine import (
 )
 from metis_compaction_tui.actions import bindings_for
 from metis_compaction_tui.safe_text import safe_text
-from metis_compaction_tui.session_data import money
-from metis_compaction_tui.source import ActionRefused, SessionSource, SourceUnavailable
+from metis_compaction_tui.sources.base import ActionRefused, SessionSource, SourceUnavailable
+from metis_compaction_tui.sources.session_data import money
 
 State = Literal[
     "previewing", "ready", "nothing", "summarizing", "review", "committing", "done", "failed"

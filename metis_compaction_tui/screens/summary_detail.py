@@ -20,8 +20,8 @@ from engine import Message
 from metis_compaction_tui.actions import bindings_for
 from metis_compaction_tui.safe_text import safe_text
 from metis_compaction_tui.screens.message_detail import MessageDetailScreen
-from metis_compaction_tui.session_data import CompactionInfo, money
-from metis_compaction_tui.source import SessionSource, SourceUnavailable
+from metis_compaction_tui.sources.base import SessionSource, SourceUnavailable
+from metis_compaction_tui.sources.session_data import CompactionInfo, money
 from metis_compaction_tui.widgets.message_list import MessageList, summary_body
 
 

@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from metis_compaction_tui.safe_text import neutralise
-from metis_compaction_tui.session_data import AgentView, short_tokens
+from metis_compaction_tui.sources.session_data import AgentView, short_tokens
 from metis_compaction_tui.widgets.fit import first_fitting, lines
 
 AGENT = "Agent     "

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from textual.app import ComposeResult
 from textual.containers import Vertical
 
-from metis_compaction_tui.session_data import SessionData, ZoneRange, short_tokens
+from metis_compaction_tui.sources.session_data import SessionData, ZoneRange, short_tokens
 from metis_compaction_tui.widgets.agent_panel import AgentPanel
 from metis_compaction_tui.widgets.events_timeline import EventsTimeline
 from metis_compaction_tui.widgets.message_list import MessageList

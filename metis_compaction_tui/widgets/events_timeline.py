@@ -14,7 +14,7 @@ from rich.text import Text
 
 from engine import CompactionCompleted, CompactionFailed, CompactionStarted
 from metis_compaction_tui.safe_text import safe_text
-from metis_compaction_tui.session_data import EventRow, money, short_tokens
+from metis_compaction_tui.sources.session_data import EventRow, money, short_tokens
 from metis_compaction_tui.widgets.row_list import RowList
 
 

@@ -19,7 +19,7 @@ from textual.message import Message as TextualMessage
 from engine import Message, TextContentBlock, ToolResultContentBlock, ToolUseContentBlock
 from metis_compaction_tui.actions import bindings_for
 from metis_compaction_tui.safe_text import safe_text
-from metis_compaction_tui.session_data import Zone, ZoneRange, short_tokens
+from metis_compaction_tui.sources.session_data import Zone, ZoneRange, short_tokens
 from metis_compaction_tui.widgets.row_list import RowList
 
 ZONE_CLASSES = {

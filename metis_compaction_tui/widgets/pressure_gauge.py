@@ -14,7 +14,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from metis_compaction_tui.session_data import short_tokens
+from metis_compaction_tui.sources.session_data import short_tokens
 from metis_compaction_tui.widgets.fit import first_fitting, lines
 
 LABEL = "Pressure  "

@@ -18,8 +18,8 @@ from textual.widgets.option_list import Option
 from engine import TriggerAction
 from metis_compaction_tui.actions import bindings_for
 from metis_compaction_tui.safe_text import safe_text
-from metis_compaction_tui.session_data import short_tokens
-from metis_compaction_tui.source import SessionRow
+from metis_compaction_tui.sources.base import SessionRow
+from metis_compaction_tui.sources.session_data import short_tokens
 
 BAR_CELLS = 8
 

@@ -12,7 +12,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual.widget import Widget
 
-from metis_compaction_tui.session_data import short_tokens
+from metis_compaction_tui.sources.session_data import short_tokens
 from metis_compaction_tui.timeline import Timeline
 
 LABEL = "Tokens    "

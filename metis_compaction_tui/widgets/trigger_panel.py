@@ -15,7 +15,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from engine import TriggerAction, TriggerReason, TurnPlan
-from metis_compaction_tui.session_data import money
+from metis_compaction_tui.sources.session_data import money
 from metis_compaction_tui.widgets.fit import first_fitting, fit, lines
 
 LABEL = "Trigger   "

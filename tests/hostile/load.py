@@ -54,7 +54,7 @@ from engine import (  # noqa: E402
     ToolUseContentBlock,
 )
 from engine.store import SessionStore  # noqa: E402
-from engine.tail import StoreTailer  # noqa: E402
+from engine.store.tail import StoreTailer  # noqa: E402
 
 SESSION = "load"
 CONFIG = CompactionConfig(

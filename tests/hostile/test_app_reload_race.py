@@ -18,8 +18,9 @@ from typing import Any
 
 import pytest
 
-from engine import store_sql
-from engine.store import SessionSnapshot, SessionStore
+from engine.store import sql as store_sql
+from engine import SessionSnapshot
+from engine.store import SessionStore
 from tests.app_helpers import SIZE, loaded, make_app, wait_until
 from tests.hostile.load import CONFIG, SESSION, turn
 

@@ -12,7 +12,7 @@ import pytest
 
 from engine import CompactionConfig
 from engine.store import SessionStore
-from engine.workload import scripted_session
+from metis_compaction_tui.demo.workload import scripted_session
 from metis_compaction_tui.screens.cache_browser import CacheBrowserScreen
 from tests.app_helpers import SIZE, demo_template, loaded, make_app, wait_until, workspace  # noqa: F401 - fixtures
 from tests.test_store_processes import check_consistent

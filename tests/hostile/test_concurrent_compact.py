@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from engine.store import SessionStore
-from engine.workload import scripted_session
+from metis_compaction_tui.demo.workload import scripted_session
 from tests.hostile.conftest import ROOT, rng, trials
 from tests.test_store_processes import QUIET, check_consistent
 

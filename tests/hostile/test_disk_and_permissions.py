@@ -26,7 +26,7 @@ from engine import (
 )
 from engine.manager import SessionManager
 from engine.store import SessionStore, StoreError
-from engine.workload import scripted_session
+from metis_compaction_tui.demo.workload import scripted_session
 from tests.hostile.conftest import can_mount, remount, tmpfs
 from tests.test_store_processes import check_consistent
 

@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 
 from engine import Message, Role, TextContentBlock, decode_message, encode_message
 from engine.store import SessionStore, StoreError
-from engine.tail import StoreTailer
-from engine.workload import scripted_session
+from engine.store.tail import StoreTailer
+from metis_compaction_tui.demo.workload import scripted_session
 from tests.hostile.conftest import FULL
 from tests.test_store_processes import QUIET
 

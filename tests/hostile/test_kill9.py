@@ -20,7 +20,7 @@ import pytest
 
 from engine import CompactionConfig
 from engine.store import SessionStore
-from engine.workload import scripted_session
+from metis_compaction_tui.demo.workload import scripted_session
 from tests.hostile.conftest import rng, spawn, trials
 from tests.test_store_processes import check_consistent
 

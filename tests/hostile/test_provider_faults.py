@@ -21,7 +21,7 @@ from engine.manager import SessionManager
 from engine.store import SessionStore
 from engine.summarizers.anthropic_summarizer import AnthropicSummarizer
 from engine.summarizers.pricing import cost_of, price_for
-from engine.workload import scripted_session
+from metis_compaction_tui.demo.workload import scripted_session
 from tests.messages_api_server import (
     Behaviour,
     MessagesAPIServer,

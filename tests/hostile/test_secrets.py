@@ -18,7 +18,7 @@ import pytest
 from engine import CompactionConfig
 from engine.store import SessionStore
 from engine.summarizers.anthropic_summarizer import AnthropicSummarizer
-from engine.workload import scripted_session
+from metis_compaction_tui.demo.workload import scripted_session
 from tests.hostile.conftest import ROOT
 from tests.messages_api_server import MessagesAPIServer, ok, status
 

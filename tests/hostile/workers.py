@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from engine import SpanChanged
 from engine.store import SessionStore
-from engine.workload import scripted_session
+from metis_compaction_tui.demo.workload import scripted_session
 
 # Points inside a compaction's transaction (SessionStore._fault_hook), where a kill hurts most.
 COMMIT_POINTS = ("archived", "shifted", "inserted", "before_commit", "committed")

@@ -96,7 +96,7 @@ def role_first_frame(workspace: Path, last_index: int, trace: bool) -> dict[str,
     import tracemalloc
 
     from metis_compaction_tui.app import MetisInspector
-    from metis_compaction_tui.store_source import StoreSource
+    from metis_compaction_tui.sources.store import StoreSource
 
     marks, first_frame = _instrument_first_frame(last_index)
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
@@ -135,8 +135,8 @@ def role_live(workspace: Path, count: int, pace: float) -> dict[str, Any]:
     from textual.screen import Screen
 
     from metis_compaction_tui.app import MetisInspector
-    from metis_compaction_tui.messages import SessionGrew
-    from metis_compaction_tui.store_source import StoreSource
+    from metis_compaction_tui.sources.store import StoreSource
+    from metis_compaction_tui.ui_messages import SessionGrew
 
     with _store(workspace) as store:
         last_index = store.session_info(SID).message_count - 1

@@ -51,7 +51,7 @@ from engine import (
     plan_turn,
 )
 from engine.cache import INDEX_DDL, SQL_PUT, TABLE_DDL, CacheRow
-from engine.workload import scripted_session
+from metis_compaction_tui.demo.workload import scripted_session
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = "claude-haiku-4-5"
@@ -459,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{os.cpu_count()} CPUs; msgspec {importlib.metadata.version('msgspec')}; "
         f"{'--quick' if quick else 'full'} run. Times are per operation (best of {repeat} "
         "interleaved runs, or the median of single timings). Token budget for planning and "
-        f"trim_messages: {BUDGET:,} (the §11 threshold); messages from engine.workload.\n"
+        f"trim_messages: {BUDGET:,} (the §11 threshold); messages from the demo workload.\n"
     )
     started = time.perf_counter()
     rows = bench_planning(plan_sizes, min_time, repeat)

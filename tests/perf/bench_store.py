@@ -1,7 +1,7 @@
 """Session store figures (DESIGN "The session store"; issue 3), each printed beside its target:
 
 - commit -> tailer latency: a writer process appends messages at a steady pace; this process
-  tails with engine.tail.StoreTailer (watchfiles on .metis/, PRAGMA data_version) and notes when
+  tails with store.tail.StoreTailer (watchfiles on .metis/, PRAGMA data_version) and notes when
   each message arrives. Both sides read CLOCK_MONOTONIC, which Linux shares across processes;
 - the cost of one update (one appended message, then one tailer look) on a 100,000-message
   session against a 1,000-message one: the ratio is what says O(new rows), not O(history);
@@ -12,7 +12,7 @@
     python tests/perf/bench_store.py --quick    # 150 messages, a 10,000-message store (seconds)
 
 Stores are built in a temporary folder; the big one is filled in one transaction through the
-store's own insert (engine.store_sql), since appending 100,000 messages one commit at a time
+store's own insert (engine.store.sql), since appending 100,000 messages one commit at a time
 measures nothing this benchmark is about.
 """
 
@@ -35,10 +35,10 @@ from _util import table
 
 from engine import CompactionConfig, Message
 from engine.store import SessionStore
-from engine.store_sql import insert_message, refresh_watermark
-from engine.tail import StoreTailer
+from engine.store.sql import insert_message, refresh_watermark
+from engine.store.tail import StoreTailer
 from engine.tokens import estimate_message_tokens
-from engine.workload import scripted_session
+from metis_compaction_tui.demo.workload import scripted_session
 
 SID = "bench"
 CONFIG = CompactionConfig(compaction_model="local:extractive")

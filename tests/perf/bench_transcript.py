@@ -35,8 +35,8 @@ from _util import table  # noqa: E402
 
 from engine import CompactionConfig  # noqa: E402
 from metis_compaction_tui.app import MetisInspector  # noqa: E402
-from metis_compaction_tui.session_data import SessionData  # noqa: E402
-from metis_compaction_tui.transcript_source import TranscriptSource  # noqa: E402
+from metis_compaction_tui.sources.session_data import SessionData  # noqa: E402
+from metis_compaction_tui.sources.transcript import TranscriptSource  # noqa: E402
 from tests.transcript_writer import ClaudeCodeWriter  # noqa: E402
 
 CONFIG = CompactionConfig(

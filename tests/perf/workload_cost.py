@@ -1,6 +1,6 @@
 """The §7 cost curve and the §10 quality check, measured on the scripted workload.
 
-Replays engine.workload.scripted_session through a real SessionManager twice: compaction on (the
+Replays the demo workload (scripted_session) through a real SessionManager twice: compaction on (the
 spec's defaults; local:extractive, and anthropic:claude-haiku-4-5 too when ANTHROPIC_API_KEY is
 set) and compaction off (a threshold it never reaches). Each turn is billed as the §7 table bills
 it, one request per turn at claude-haiku-4-5 rates (engine/summarizers/pricing.py):
@@ -39,7 +39,7 @@ from engine import Message, SessionManager, Summarizer, SummaryRequest, SummaryR
 from engine.summarizers import make_summarizer
 from engine.summarizers.anthropic_summarizer import PROMPT_OVERHEAD_TOKENS
 from engine.summarizers.pricing import cost_of, price_for
-from engine.workload import PlantedFact, planted_facts, scripted_session
+from metis_compaction_tui.demo.workload import PlantedFact, planted_facts, scripted_session
 
 ROOT = Path(__file__).resolve().parents[2]
 PRICE = price_for("claude-haiku-4-5")  # the session's own model rates, as in §7
@@ -619,7 +619,7 @@ async def main_async(args: argparse.Namespace) -> int:
         models.append(HAIKU)
     print("# Workload cost: the §7 cost curve and §10 fact recovery\n")
     print(
-        f"Workload: engine.workload.scripted_session(seed={args.seed}, turns={args.turns}), "
+        f"Workload: demo.workload.scripted_session(seed={args.seed}, turns={args.turns}), "
         f"{len(facts)} planted facts. Billing: one request per turn at claude-haiku-4-5 rates "
         f"(input ${PRICE.input_per_mtok}/Mtok, cache write ${PRICE.cache_write_per_mtok}, "
         f"cache read ${PRICE.cache_read_per_mtok}); stable prefix {PREFIX_TOKENS:,} tokens. "

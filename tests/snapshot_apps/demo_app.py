@@ -4,7 +4,7 @@ engine compactions, a fixed clock, no files), so every frame is the same on ever
 from __future__ import annotations
 
 from metis_compaction_tui.app import MetisInspector
-from metis_compaction_tui.demo_store import build_demo_memory
+from metis_compaction_tui.demo.store import build_demo_memory
 
 
 def make_snapshot_app(session_id: str = "ledger") -> MetisInspector:

@@ -14,7 +14,7 @@ from typing import Any, TextIO
 import msgspec
 
 from engine import CacheRow, CompactionCache
-from metis_compaction_tui.cli_commands import (
+from metis_compaction_tui.cli.commands import (
     JSON_SHAPE_VERSION,
     CliError,
     emit_json,

@@ -19,7 +19,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from engine import store_sql
 from engine.cache import CompactionCache
 from engine.config import CompactionConfig
 from engine.events import CompactionEvent, encode_event, event_type
@@ -27,7 +26,8 @@ from engine.history import History
 from engine.manager import SessionManager
 from engine.messages import HistoryError, Message
 from engine.outcomes import CompactionRecord, SessionSnapshot
-from engine.store_rows import (
+from engine.store import sql as store_sql
+from engine.store.rows import (
     COMPACTION_COLUMNS,
     EVENT_COLUMNS,
     MESSAGE_COLUMNS,
@@ -46,7 +46,7 @@ from engine.store_rows import (
     stored_event,
     stored_message,
 )
-from engine.store_schema import (
+from engine.store.schema import (
     SCHEMA_VERSION,
     STORE_DIR,
     StoreError,

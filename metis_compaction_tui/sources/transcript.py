@@ -8,7 +8,7 @@ session from the recording under them, which drops the what-if compactions made 
 
 The agent's own summaries come in as ordinary messages. Kept synthetic, each would be our
 compaction floor (§3.2) and hide everything before it from the what-if; `AgentView` marks them
-instead, beside where our engine would have compacted (engine.projection).
+instead, beside where our engine would have compacted (engine.policy.projection).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from engine import (
     TriggerAction,
     estimate_message_tokens,
 )
-from engine.projection import ProjectedCompaction, Projection
+from engine.policy.projection import ProjectedCompaction, Projection
 from metis_compaction_tui.importers import (
     AgentCompaction,
     RecordedUsage,
@@ -39,14 +39,14 @@ from metis_compaction_tui.importers import (
     default_transcript_roots,
     find_transcripts,
 )
-from metis_compaction_tui.memory_source import MemorySource
-from metis_compaction_tui.session_data import (
+from metis_compaction_tui.sources.base import SessionRow, SourceChange, SourceUnavailable
+from metis_compaction_tui.sources.memory import MemorySource
+from metis_compaction_tui.sources.session_data import (
     AgentCompactionView,
     AgentView,
     CompactionInfo,
     SessionData,
 )
-from metis_compaction_tui.source import SessionRow, SourceChange, SourceUnavailable
 
 DEFAULT_LIMIT = 30  # transcripts listed from a folder: the most recently written
 

@@ -17,7 +17,7 @@ import msgspec
 
 from engine import CompactionCache, CompactionConfig, ConfigError, History, SessionManager
 from engine.config import config_with_text
-from metis_compaction_tui.cli_commands import (
+from metis_compaction_tui.cli.commands import (
     JSON_SHAPE_VERSION,
     CliError,
     compact_or_preview,
@@ -26,7 +26,7 @@ from metis_compaction_tui.cli_commands import (
     write_status_text,
 )
 from metis_compaction_tui.importers import TranscriptError
-from metis_compaction_tui.transcript_source import (
+from metis_compaction_tui.sources.transcript import (
     Recording,
     TranscriptSource,
     discover_transcripts,

@@ -1,4 +1,4 @@
-"""The live workspace store (`engine.store` / `engine.tail`, docs/store-api.md) as a SessionSource.
+"""The live workspace store (`engine.store`, docs/store-api.md) as a SessionSource.
 
 Threads: the feed thread keeps one SessionStore and the tailer for the app's lifetime; every
 other call (an originals lookup, an undo, a compact-now conversation) opens its own short-lived
@@ -18,13 +18,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine import CompactionConfig, History, SessionManager, decide_trigger
-from metis_compaction_tui.session_data import (
+from metis_compaction_tui.sources.base import (
+    ActionRefused,
+    SessionRow,
+    SourceChange,
+    SourceUnavailable,
+)
+from metis_compaction_tui.sources.session_data import (
     CompactionInfo,
     EventRow,
     SessionData,
     build_timeline,
 )
-from metis_compaction_tui.source import ActionRefused, SessionRow, SourceChange, SourceUnavailable
 
 if TYPE_CHECKING:
     from engine.store import SessionStore
@@ -100,7 +105,7 @@ class StoreSource:
         return self._feed_store
 
     def open(self) -> None:
-        from engine.tail import StoreTailer
+        from engine.store.tail import StoreTailer
 
         self.close()
         identity = _identity(self.db_path)

@@ -23,7 +23,7 @@ from typing import Literal
 
 import msgspec
 
-from engine.store_rows import (
+from engine.store.rows import (
     EVENT_COLUMNS,
     MESSAGE_COLUMNS,
     StoredEvent,
@@ -31,7 +31,7 @@ from engine.store_rows import (
     stored_event,
     stored_message,
 )
-from engine.store_schema import (
+from engine.store.schema import (
     SCHEMA_VERSION,
     STORE_DIR,
     STORE_FILE,

@@ -13,8 +13,8 @@ from decimal import Decimal
 from textual.message import Message
 
 from engine import Message as EngineMessage
-from metis_compaction_tui.session_data import AgentView, EventRow, SessionData
-from metis_compaction_tui.source import SessionRow
+from metis_compaction_tui.sources.base import SessionRow
+from metis_compaction_tui.sources.session_data import AgentView, EventRow, SessionData
 
 
 @dataclass

@@ -35,7 +35,7 @@ from engine import (
 )
 from engine.store import SessionStore
 from engine.summarizers.pricing import cost_of, price_for
-from engine.workload import scripted_session
+from metis_compaction_tui.demo.workload import scripted_session
 
 LOCAL_MODEL = "local:extractive"
 NOTIONAL_PRICE_MODEL = "claude-haiku-4-5"

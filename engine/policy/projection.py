@@ -19,7 +19,7 @@ from engine.config import CompactionConfig
 from engine.history import History, text_message
 from engine.manager import plan_turn
 from engine.messages import Message, Role
-from engine.trigger import TriggerAction, TriggerReason
+from engine.policy.trigger import TriggerAction, TriggerReason
 
 
 class ProjectedCompaction(msgspec.Struct, frozen=True):

@@ -22,7 +22,7 @@ from engine import (
     TurnPlan,
     plan_turn,
 )
-from engine.projection import ProjectedCompaction
+from engine.policy.projection import ProjectedCompaction
 from metis_compaction_tui.timeline import Timeline
 
 

@@ -26,14 +26,14 @@ from engine import (
     event_type,
     plan_turn,
 )
-from metis_compaction_tui.session_data import (
+from metis_compaction_tui.sources.base import ActionRefused, SessionRow, SourceChange
+from metis_compaction_tui.sources.session_data import (
     CompactionInfo,
     EventRow,
     SessionData,
     build_timeline,
     message_log,
 )
-from metis_compaction_tui.source import ActionRefused, SessionRow, SourceChange
 
 
 class _Session:

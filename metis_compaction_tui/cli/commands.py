@@ -28,7 +28,7 @@ from engine import (
     plan_turn,
 )
 from engine.store import SCHEMA_VERSION, SessionInfo, SessionStore, StoreError, UndoRefused
-from engine.store_rows import StoredCompaction
+from engine.store.rows import StoredCompaction
 
 JSON_SHAPE_VERSION = 1
 

@@ -24,21 +24,21 @@ from typing import TextIO
 
 from engine import ConfigError
 from engine.store import SessionStore, StoreError, store_path
-from metis_compaction_tui.cli_cache import cmd_cache
-from metis_compaction_tui.cli_commands import CliError, cmd_compact, cmd_status, cmd_undo
-from metis_compaction_tui.cli_transcripts import (
+from metis_compaction_tui.cli.cache import cmd_cache
+from metis_compaction_tui.cli.commands import CliError, cmd_compact, cmd_status, cmd_undo
+from metis_compaction_tui.cli.transcripts import (
     cmd_inspect,
     cmd_transcript_compact,
     cmd_transcript_status,
     is_transcript_path,
 )
-from metis_compaction_tui.simulator import (
+from metis_compaction_tui.demo.simulator import (
     DEMO_PACE,
     DEMO_TURNS,
     LOCAL_MODEL,
     Simulator,
 )
-from metis_compaction_tui.transcript_source import DEFAULT_LIMIT
+from metis_compaction_tui.sources.transcript import DEFAULT_LIMIT
 
 PROG = "metis-compaction-tui"
 SUBCOMMANDS = ("open", "demo", "inspect", "status", "compact", "undo", "cache", "simulate")

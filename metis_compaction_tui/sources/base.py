@@ -17,7 +17,12 @@ from pathlib import Path
 from typing import Protocol
 
 from engine import CompactionConfig, Message, SessionManager, TriggerAction
-from metis_compaction_tui.session_data import AgentView, CompactionInfo, EventRow, SessionData
+from metis_compaction_tui.sources.session_data import (
+    AgentView,
+    CompactionInfo,
+    EventRow,
+    SessionData,
+)
 
 
 class SourceUnavailable(Exception):

@@ -16,7 +16,7 @@ import msgspec
 
 from engine.messages import HistoryError, Message, encode_message, validate_history
 from engine.outcomes import CompactionRecord, SessionSnapshot, SpanChanged
-from engine.store_rows import (
+from engine.store.rows import (
     COMPACTION_COLUMNS,
     SESSION_COLUMNS,
     SessionInfo,
@@ -29,7 +29,7 @@ from engine.store_rows import (
     encode_record,
     session_info,
 )
-from engine.store_schema import StoreError
+from engine.store.schema import StoreError
 
 Hook = Callable[[str], None]
 

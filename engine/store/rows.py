@@ -18,7 +18,7 @@ from engine.config import CompactionConfig
 from engine.events import CompactionEvent, decode_event
 from engine.messages import Message, decode_message
 from engine.outcomes import CompactionRecord, SessionSnapshot
-from engine.store_schema import StoreError
+from engine.store.schema import StoreError
 
 
 class UnknownSession(StoreError):

@@ -1,4 +1,4 @@
-"""Demo sessions for screenshots, snapshots and tests: engine.workload's scripted coding session
+"""Demo sessions for screenshots, snapshots and tests: the demo workload's scripted coding session
 played through a real SessionManager (local:extractive, offline and deterministic), so every
 compaction, cache row and event on screen is one the engine really made.
 
@@ -23,8 +23,8 @@ from engine import (
     SummaryRequest,
     SummaryResult,
 )
-from engine.workload import scripted_session
-from metis_compaction_tui.memory_source import MemorySource
+from metis_compaction_tui.demo.workload import scripted_session
+from metis_compaction_tui.sources.memory import MemorySource
 
 DEMO_MODEL = "local:extractive"
 

@@ -1,0 +1,5 @@
+import sys
+
+from metis_compaction_tui.cli import main
+
+sys.exit(main())
