@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from engine.store import sql as store_sql
 from engine import SessionSnapshot
 from engine.store import SessionStore
-from tests.app_helpers import SIZE, loaded, make_app, wait_until
+from engine.store import sql as store_sql
+from tests.app.app_helpers import SIZE, loaded, make_app, wait_until
 from tests.hostile.load import CONFIG, SESSION, turn
 
 

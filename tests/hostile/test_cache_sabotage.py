@@ -14,8 +14,8 @@ from engine import CompactionConfig
 from engine.store import SessionStore
 from metis_compaction_tui.demo.workload import scripted_session
 from metis_compaction_tui.screens.cache_browser import CacheBrowserScreen
-from tests.app_helpers import SIZE, demo_template, loaded, make_app, wait_until, workspace  # noqa: F401 - fixtures
-from tests.test_store_processes import check_consistent
+from tests.app.app_helpers import SIZE, demo_template, loaded, make_app, wait_until, workspace  # noqa: F401 - fixtures
+from tests.engine.store.test_store_processes import check_consistent
 
 SESSION = "s"
 CONFIG = CompactionConfig(

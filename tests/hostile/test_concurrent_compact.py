@@ -1,7 +1,7 @@
 """Two processes press "compact now" (SessionManager.prepare, then commit, through
 SessionStore.manager) on the same session at the same instant: exactly one commits, the other gets
 SpanChanged, and the store holds one compaction and a valid history. Seeded sessions; the race
-itself is tests/store_workers.py's `race` role (prepare, then commit when a shared file appears).
+itself is tests/engine/store/store_workers.py's `race` role (prepare, then commit when a shared file appears).
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import pytest
 
 from engine.store import SessionStore
 from metis_compaction_tui.demo.workload import scripted_session
+from tests.engine.store.test_store_processes import QUIET, check_consistent
 from tests.hostile.conftest import ROOT, rng, trials
-from tests.test_store_processes import QUIET, check_consistent
 
-WORKERS = ROOT / "tests" / "store_workers.py"
+WORKERS = ROOT / "tests" / "engine" / "store" / "store_workers.py"
 SESSION = "s"
 TRIALS = trials(3, 20)
 

@@ -27,8 +27,8 @@ from engine import (
 from engine.manager import SessionManager
 from engine.store import SessionStore, StoreError
 from metis_compaction_tui.demo.workload import scripted_session
+from tests.engine.store.test_store_processes import check_consistent
 from tests.hostile.conftest import can_mount, remount, tmpfs
-from tests.test_store_processes import check_consistent
 
 SESSION = "s"
 CONFIG = CompactionConfig(

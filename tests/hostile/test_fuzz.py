@@ -26,8 +26,8 @@ from engine import Message, Role, TextContentBlock, decode_message, encode_messa
 from engine.store import SessionStore, StoreError
 from engine.store.tail import StoreTailer
 from metis_compaction_tui.demo.workload import scripted_session
+from tests.engine.store.test_store_processes import QUIET
 from tests.hostile.conftest import FULL
-from tests.test_store_processes import QUIET
 
 PROFILE = settings.get_profile("hostile")
 SESSION = "s"

@@ -21,8 +21,8 @@ import pytest
 from engine import CompactionConfig
 from engine.store import SessionStore
 from metis_compaction_tui.demo.workload import scripted_session
+from tests.engine.store.test_store_processes import check_consistent
 from tests.hostile.conftest import rng, spawn, trials
-from tests.test_store_processes import check_consistent
 
 SESSION = "s"
 SEED = 6_0001

@@ -22,6 +22,7 @@ from engine.store import SessionStore
 from engine.summarizers.anthropic_summarizer import AnthropicSummarizer
 from engine.summarizers.pricing import cost_of, price_for
 from metis_compaction_tui.demo.workload import scripted_session
+from tests.engine.store.test_store_processes import check_consistent
 from tests.messages_api_server import (
     Behaviour,
     MessagesAPIServer,
@@ -33,7 +34,6 @@ from tests.messages_api_server import (
     status,
     truncated,
 )
-from tests.test_store_processes import check_consistent
 
 MODEL = "claude-haiku-4-5"
 KEY = "sk-ant-hostile-0123456789abcdef"

@@ -17,7 +17,7 @@ from engine import CompactionConfig, Message, Role, TextContentBlock
 from engine.store import SessionStore
 from metis_compaction_tui.safe_text import safe_text
 from metis_compaction_tui.screens.message_detail import MessageDetailScreen
-from tests.app_helpers import make_app, wait_until
+from tests.app.app_helpers import make_app, wait_until
 
 PROFILE = settings.get_profile("hostile")
 MARKUP = ["[b]x[/b]", "[@click=app.quit]quit[/]", "[link=https://e.invalid]x[/link]", "[red]r"]

@@ -31,7 +31,7 @@ from metis_compaction_tui.importers import (
 from metis_compaction_tui.importers.codex import parse_arguments
 
 SHARED = Path("/work/shared/fixtures/transcripts/claude-code")
-OURS = Path(__file__).parent / "fixtures" / "transcripts"
+OURS = Path(__file__).parents[1] / "fixtures" / "transcripts"
 CLAUDE = OURS / "claude-code"
 CODEX_ROLLOUT = next((OURS / "codex").glob("rollout-*.jsonl"))
 ALL_FIXTURES = [

@@ -20,7 +20,7 @@ from metis_compaction_tui.sources.transcript import (
     discover_transcripts,
     read_recording,
 )
-from tests.test_importers import ALL_FIXTURES, CLAUDE
+from tests.importers.test_importers import ALL_FIXTURES, CLAUDE
 from tests.transcript_writer import ClaudeCodeWriter
 
 CONFIG = CompactionConfig(

@@ -1,7 +1,7 @@
 """The dashboard on a real store: what it shows, sessions, follow mode, themes, palette, help,
 the store going away and coming back."""
 
-# ruff: noqa: F811  (pytest fixtures imported from tests.app_helpers are redefined as arguments)
+# ruff: noqa: F811  (pytest fixtures imported from tests.app.app_helpers are redefined as arguments)
 from __future__ import annotations
 
 import shutil
@@ -19,7 +19,7 @@ from metis_compaction_tui.widgets.pressure_gauge import PressureGauge
 from metis_compaction_tui.widgets.session_list import SessionList
 from metis_compaction_tui.widgets.status_bar import StatusBar
 from metis_compaction_tui.widgets.store_banner import StoreBanner
-from tests.app_helpers import (
+from tests.app.app_helpers import (
     SIZE,
     assistant_text,
     demo_template,  # noqa: F401 - a fixture

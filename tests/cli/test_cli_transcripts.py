@@ -10,8 +10,8 @@ import msgspec
 import pytest
 
 from metis_compaction_tui.cli import dispatch as cli
-from tests.test_cli import Decision, Pressure, Span, Strict, run
-from tests.test_importers import CLAUDE, CODEX_ROLLOUT
+from tests.cli.test_cli import Decision, Pressure, Span, Strict, run
+from tests.importers.test_importers import CLAUDE, CODEX_ROLLOUT
 from tests.transcript_writer import ClaudeCodeWriter
 
 

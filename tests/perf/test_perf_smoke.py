@@ -23,7 +23,7 @@ from metis_compaction_tui.demo.workload import (
     scripted_session,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PERF = ROOT / "tests" / "perf"
 SEEDS = (0, 1, 2, 3, 4)
 

@@ -1,7 +1,7 @@
 """Compact now (preview → instructions → summary → accept / reject), SpanChanged, undo, and the
 summary detail screen, against a real store with the offline summarizer."""
 
-# ruff: noqa: F811  (pytest fixtures imported from tests.app_helpers are redefined as arguments)
+# ruff: noqa: F811  (pytest fixtures imported from tests.app.app_helpers are redefined as arguments)
 from __future__ import annotations
 
 import asyncio
@@ -17,7 +17,7 @@ from metis_compaction_tui.screens.compact_now import CompactNowScreen
 from metis_compaction_tui.screens.confirm import ConfirmScreen
 from metis_compaction_tui.screens.summary_detail import SummaryDetailScreen, summary_facts
 from metis_compaction_tui.widgets.message_list import MessageList
-from tests.app_helpers import (
+from tests.app.app_helpers import (
     SIZE,
     demo_template,  # noqa: F401 - a fixture
     loaded,

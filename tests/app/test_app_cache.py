@@ -1,7 +1,7 @@
 """The cache browser over the workspace's real compaction-cache.sqlite: rows, sort, filter,
 which sessions a row backs, and evict / trim / clear, each only after a confirmation."""
 
-# ruff: noqa: F811  (pytest fixtures imported from tests.app_helpers are redefined as arguments)
+# ruff: noqa: F811  (pytest fixtures imported from tests.app.app_helpers are redefined as arguments)
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,7 +13,7 @@ from engine.store import SessionStore
 from metis_compaction_tui.screens.cache_browser import CacheBrowserScreen, age
 from metis_compaction_tui.screens.confirm import ConfirmScreen
 from metis_compaction_tui.screens.trim import TrimScreen
-from tests.app_helpers import (
+from tests.app.app_helpers import (
     SIZE,
     cache_keys,
     demo_template,  # noqa: F401 - a fixture

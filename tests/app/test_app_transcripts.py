@@ -1,7 +1,7 @@
 """The app on agent transcripts (`inspect`): the agent panel, live tailing, what-if knobs and
 a what-if compaction that never writes the transcript."""
 
-# ruff: noqa: F811  (pytest fixtures imported from tests.app_helpers are redefined as arguments)
+# ruff: noqa: F811  (pytest fixtures imported from tests.app.app_helpers are redefined as arguments)
 from __future__ import annotations
 
 import shutil
@@ -18,7 +18,7 @@ from metis_compaction_tui.widgets.agent_panel import AgentPanel
 from metis_compaction_tui.widgets.message_list import MessageList
 from metis_compaction_tui.widgets.store_banner import StoreBanner
 from metis_compaction_tui.widgets.trigger_panel import TriggerPanel
-from tests.app_helpers import (
+from tests.app.app_helpers import (
     SIZE,
     demo_template,  # noqa: F401 - a fixture
     loaded,
@@ -27,7 +27,7 @@ from tests.app_helpers import (
     wait_workers,
     workspace,  # noqa: F401 - a fixture
 )
-from tests.test_importers import SHARED
+from tests.importers.test_importers import SHARED
 from tests.transcript_writer import ClaudeCodeWriter
 
 CONFIG = CompactionConfig(

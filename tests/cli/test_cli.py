@@ -18,7 +18,7 @@ from engine.store import SessionStore
 from metis_compaction_tui.cli import dispatch as cli
 from metis_compaction_tui.demo.simulator import Simulator
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "cli-json.md").read_text(encoding="utf-8")
 
 

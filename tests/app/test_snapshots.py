@@ -14,7 +14,7 @@ from metis_compaction_tui.screens.compact_now import CompactNowScreen
 from metis_compaction_tui.screens.summary_detail import SummaryDetailScreen
 from metis_compaction_tui.widgets.message_list import MessageList
 from metis_compaction_tui.widgets.session_list import SessionList
-from tests.app_helpers import wait_until, wait_workers
+from tests.app.app_helpers import wait_until, wait_workers
 from tests.snapshot_apps.demo_app import make_snapshot_app
 
 SIZES = [pytest.param((100, 30), id="100x30"), pytest.param((160, 48), id="160x48")]

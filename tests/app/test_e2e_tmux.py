@@ -25,11 +25,11 @@ from pathlib import Path
 import pytest
 
 from engine.store import SessionStore
-from tests.app_helpers import cache_keys
+from tests.app.app_helpers import cache_keys
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 WIDTH, HEIGHT = 100, 30
 # The demo writer: 12 turns of the seed-0 script (62 messages, one soft compaction at turn 8,
 # a compactable span left at the end) at 5 messages a second: ~12 s of live appends, so the

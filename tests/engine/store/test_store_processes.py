@@ -1,4 +1,4 @@
-"""The store under real second processes (tests/store_workers.py): tailing a live writer,
+"""The store under real second processes (store_workers.py): tailing a live writer,
 compacting under it, kill -9 inside a compaction's transaction, and racing compactions."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from engine.store.tail import StoreTailer
 from metis_compaction_tui.demo.workload import scripted_session
 
 WORKERS = Path(__file__).with_name("store_workers.py")
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 SESSION = "s"
 # High knobs: the writer never compacts by itself, so every compaction seen is the other process's.
 QUIET = CompactionConfig(
