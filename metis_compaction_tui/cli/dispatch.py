@@ -55,13 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", prog=PROG)
     json_flag = argparse.ArgumentParser(add_help=False)
     json_flag.add_argument("--json", action="store_true", help="print JSON (docs/cli-json.md)")
-    ws_flag = argparse.ArgumentParser(add_help=False)
-    ws_flag.add_argument(
-        "--workspace", "-w", type=Path, default=Path("."), help="the workspace (default: .)"
-    )
 
     p = sub.add_parser("open", help="open the inspector app on a workspace")
-    p.add_argument("workspace", nargs="?", type=Path, default=Path("."))
+    _workspace_args(p)
 
     p = sub.add_parser(
         "demo", help="a temporary workspace with a simulated metis dev, and the app on it"
@@ -112,44 +108,66 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[json_flag, knob_flags],
         help="each session's pressure, watermark, trigger decision and spend",
     )
-    p.add_argument(
-        "workspace", nargs="?", type=Path, default=Path("."), help="a workspace or a transcript"
-    )
+    _workspace_args(p, what="a workspace, a transcript or a folder of transcripts")
 
     p = sub.add_parser(
         "compact",
-        parents=[json_flag, ws_flag, knob_flags],
+        parents=[json_flag, knob_flags],
         help="compact a session now (--dry-run: the span, tokens, cost, cache hit; no write)",
     )
     p.add_argument("session", help="the session id (see `status`), or a transcript file")
     p.add_argument("--dry-run", action="store_true", help="show what would happen; write nothing")
     p.add_argument("--instructions", help="what the summary must keep (part of the cache key)")
+    _workspace_args(p)
 
-    p = sub.add_parser(
-        "undo", parents=[json_flag, ws_flag], help="undo a session's latest compaction"
-    )
+    p = sub.add_parser("undo", parents=[json_flag], help="undo a session's latest compaction")
     p.add_argument("session", help="the session id (see `status`)")
+    _workspace_args(p)
 
     p = sub.add_parser("cache", help="the workspace's compaction cache")
     actions = p.add_subparsers(dest="action", metavar="{list,show,evict,trim,clear}")
     actions.required = True
-    common = [json_flag, ws_flag]
-    actions.add_parser("list", parents=common, help="rows, most recently read first")
+    common = [json_flag]
+    a = actions.add_parser("list", parents=common, help="rows, most recently read first")
+    _workspace_args(a)
     a = actions.add_parser("show", parents=common, help="one row with its summary text")
     a.add_argument("key", help="a cache key, or a unique prefix of one")
+    _workspace_args(a)
     a = actions.add_parser("evict", parents=common, help="delete one row")
     a.add_argument("key", help="a cache key, or a unique prefix of one")
+    _workspace_args(a)
     a = actions.add_parser("trim", parents=common, help="keep the N most recently read rows")
     a.add_argument("n", type=int, metavar="N")
     a.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    _workspace_args(a)
     a = actions.add_parser("clear", parents=common, help="delete every row")
     a.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    _workspace_args(a)
 
     p = sub.add_parser("simulate", help="run the simulated metis dev alone (for a second terminal)")
-    p.add_argument("workspace", nargs="?", type=Path, default=Path("."))
+    _workspace_args(p)
     p.add_argument("--seconds", type=float, default=None, help="stop after this many seconds")
     _simulation_flags(p, pace=DEMO_PACE)
     return parser
+
+
+def _workspace_args(p: argparse.ArgumentParser, what: str = "the workspace") -> None:
+    """One convention for every subcommand: the workspace (or transcript) as a trailing
+    positional, with -w/--workspace accepted too. `resolve_workspace` merges the two."""
+    p.add_argument("workspace", nargs="?", type=Path, default=None, help=f"{what} (default: .)")
+    p.add_argument(
+        "--workspace", "-w", dest="workspace_flag", type=Path, default=None, help="the same"
+    )
+
+
+def resolve_workspace(args: argparse.Namespace) -> None:
+    """Fold -w into the positional; both given and different is an error, not a guess."""
+    if not hasattr(args, "workspace_flag"):
+        return
+    positional, flag = args.workspace, args.workspace_flag
+    if positional is not None and flag is not None and positional != flag:
+        raise CliError(f"two workspaces given: {positional} and -w {flag}; give one")
+    args.workspace = positional or flag or Path(".")
 
 
 def _simulation_flags(p: argparse.ArgumentParser, *, pace: float) -> None:
@@ -175,8 +193,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_in = list(sys.argv[1:] if argv is None else argv)
     if not args_in or (args_in[0] not in SUBCOMMANDS and not args_in[0].startswith("-")):
         args_in.insert(0, "open")  # `metis-compaction-tui [WORKSPACE]`
-    args = build_parser().parse_args(args_in)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(args_in)
+    # argparse binds an optional trailing positional at the first positional it meets, so
+    # `compact S --dry-run WS` leaves WS over: it is the workspace when none was bound yet.
+    lone = len(extra) == 1 and not extra[0].startswith("-")
+    if lone and getattr(args, "workspace", "") is None:
+        args.workspace, extra = Path(extra[0]), []
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
+        resolve_workspace(args)
         return _dispatch(args, sys.stdout)
     except CliError as error:
         print(f"{PROG}: {error}", file=sys.stderr)

@@ -346,6 +346,36 @@ def test_cache_list_json_has_the_documented_shape(
     assert reads == sorted(reads, reverse=True)
 
 
+@pytest.mark.parametrize("form", ["positional", "flag", "both"])
+def test_every_subcommand_takes_the_workspace_the_same_way(
+    workspace: Path, form: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`cache list --json WS` failed while `status WS` worked: one convention for all."""
+    sid = session_id(workspace)
+    ws = {"positional": [str(workspace)], "flag": ["-w", str(workspace)]}.get(
+        form, [str(workspace), "--workspace", str(workspace)]
+    )
+    for argv in (
+        ["status", "--json", *ws],
+        ["cache", "list", "--json", *ws],
+        ["compact", sid, "--dry-run", "--json", *ws],
+    ):
+        code, out, err = run(capsys, *argv)
+        assert code == 0, (argv, err)
+        assert str(workspace) in out or sid in out  # it read this workspace, not "."
+    key = msgspec.json.decode(run(capsys, "cache", "list", "--json", *ws)[1], type=CacheList)
+    code, out, _ = run(capsys, "cache", "show", key.rows[0].cache_key[:12], "--json", *ws)
+    assert code == 0 and key.rows[0].cache_key in out
+
+
+def test_two_different_workspaces_are_refused(
+    workspace: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(capsys, "cache", "list", str(workspace), "-w", str(tmp_path / "other"))
+    assert code == 2
+    assert "two workspaces" in one_error_line(err)
+
+
 def test_cache_list_without_a_cache_creates_none(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

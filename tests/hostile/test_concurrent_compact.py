@@ -1,7 +1,7 @@
 """Two processes press "compact now" (SessionManager.prepare, then commit, through
 SessionStore.manager) on the same session at the same instant: exactly one commits, the other gets
 SpanChanged, and the store holds one compaction and a valid history. Seeded sessions; the race
-itself is tests/engine/store/store_workers.py's `race` role (prepare, then commit when a shared file appears).
+itself is store_workers.py's `race` role (prepare, then commit when a shared file appears).
 """
 
 from __future__ import annotations
