@@ -282,11 +282,12 @@ class SessionManager:
         here or in the store (another process committed first); either way the manager has
         synced to what is stored before it raises, so a new preview starts from there."""
         span = prepared.span
-        current = tuple(m.id for m in self.history.messages[span.start : span.watermark])
+        current = tuple(m.id for m in self.history.messages[span.start : span.compaction_watermark])
         if current != prepared.span_ids or self.history.floor != span.start:
             self.sync()
             raise SpanChanged(
-                f"the span {span.start}..{span.watermark} changed since it was summarized"
+                f"the span {span.start}..{span.compaction_watermark} changed since it was "
+                "summarized"
             )
         turn_id = turn_id or uuid.uuid4().hex
         self._emit(
@@ -309,18 +310,18 @@ class SessionManager:
 
     def _cache_key(self, span: SpanPlan, instructions: str | None) -> str:
         return compute_cache_key(
-            self.history.messages[span.start : span.watermark],
+            self.history.messages[span.start : span.compaction_watermark],
             summarization_model=self.config.compaction_model,
             summarization_prompt_version=self.config.compaction_summary_prompt_version,
             summarization_max_tokens=self.config.compaction_max_summary_tokens,
             instructions=instructions,
-            message_bytes=self.history.canonical_bytes(span.start, span.watermark),
+            message_bytes=self.history.canonical_bytes(span.start, span.compaction_watermark),
         )
 
     async def _prepare(
         self, span: SpanPlan, instructions: str | None, trigger: Trigger
     ) -> PreparedCompaction:
-        span_messages = tuple(self.history.messages[span.start : span.watermark])
+        span_messages = tuple(self.history.messages[span.start : span.compaction_watermark])
         key = self._cache_key(span, instructions)
         cached = self.cache.get(key) if self.cache is not None else None
         common = dict(
@@ -423,19 +424,21 @@ class SessionManager:
         message = summary_message(
             model=prepared.model,
             watermark_before=span.start,
-            watermark_after=span.watermark,
+            watermark_after=span.compaction_watermark,
             summary=prepared.summary,
             cache_key=prepared.cache_key,
         )
         try:
-            spliced, replacement = splice(self.history, span.start, span.watermark, message)
+            spliced, replacement = splice(
+                self.history, span.start, span.compaction_watermark, message
+            )
         except HistoryError as error:
             return self._validation_failed(plan, turn_id, span, str(error), prepared)
         record = CompactionRecord(
             kind="summary",
             turn_id=turn_id,
             watermark_before=span.start,
-            watermark_after=span.watermark,
+            watermark_after=span.compaction_watermark,
             span_message_count=span.span_message_count,
             span_token_count_in=span.span_tokens,
             span_token_count_out=prepared.tokens_out,
@@ -457,7 +460,7 @@ class SessionManager:
                 self.session_id,
                 turn_id,
                 span.start,
-                span.watermark,
+                span.compaction_watermark,
                 span.span_message_count,
                 span.span_tokens,
                 prepared.tokens_out,

@@ -75,7 +75,7 @@ class Projection:
         span = plan.span
         if not plan.decision.fires or span is None:
             return  # a skip, or a failed no_valid_boundary turn: the history carries on as is
-        start, end = self._origin[span.start], self._origin[span.watermark - 1] + 1
+        start, end = self._origin[span.start], self._origin[span.compaction_watermark - 1] + 1
         self.fires.append(
             ProjectedCompaction(
                 before_index=self.count,
@@ -90,8 +90,8 @@ class Projection:
         )
         stand_in = text_message(f"projected-{len(self.fires)}", Role.USER, "", synthetic=True)
         tokens = min(self.config.compaction_max_summary_tokens, span.span_tokens)
-        self.history.replace(span.start, span.watermark, [stand_in], [tokens])
-        self._origin[span.start : span.watermark] = [-1]
+        self.history.replace(span.start, span.compaction_watermark, [stand_in], [tokens])
+        self._origin[span.start : span.compaction_watermark] = [-1]
 
 
 def project_compactions(

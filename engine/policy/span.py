@@ -10,22 +10,28 @@ from engine.history import History
 
 
 class SpanPlan(msgspec.Struct, frozen=True):
-    """messages[start:watermark] is the span. `nominal_watermark` is message_count -
-    preserve_recent_turns (§3.2); `watermark` is where it landed after sliding back (§3.3)."""
+    """messages[start:compaction_watermark] is the span. `nominal_watermark` is message_count -
+    preserve_recent_turns (§3.2); `compaction_watermark` (the spec's name) is where it landed
+    after sliding back to a tool-cycle boundary (§3.3)."""
 
     start: int
     nominal_watermark: int
-    watermark: int
+    compaction_watermark: int
     span_tokens: int
     pending_history_tokens: int
 
     @property
+    def watermark(self) -> int:
+        """The 0.1 name of `compaction_watermark`, kept for metis dev's code."""
+        return self.compaction_watermark
+
+    @property
     def span_message_count(self) -> int:
-        return self.watermark - self.start
+        return self.compaction_watermark - self.start
 
     @property
     def slid_back_by(self) -> int:
-        return self.nominal_watermark - self.watermark
+        return self.nominal_watermark - self.compaction_watermark
 
 
 def is_tool_cycle_boundary(history: History, index: int) -> bool:
@@ -62,7 +68,7 @@ def plan_span(history: History, preserve_recent_turns: int) -> SpanPlan | None:
     return SpanPlan(
         start=start,
         nominal_watermark=nominal,
-        watermark=watermark,
+        compaction_watermark=watermark,
         span_tokens=history.range_tokens(start, watermark),
         pending_history_tokens=pending_history_tokens(history, preserve_recent_turns),
     )

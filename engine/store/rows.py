@@ -45,7 +45,7 @@ class SessionInfo(msgspec.Struct, frozen=True):
     revision: int  # compactions and undos committed
     config: CompactionConfig
     last_seq: int  # highest message seq of the session (0: none)
-    watermark: int = 0  # first compactable index: just past the last summary (History.floor)
+    floor: int = 0  # first compactable index: just past the last summary (History.floor)
 
 
 class StoredMessage(msgspec.Struct, frozen=True):
@@ -115,7 +115,7 @@ SESSION_COLUMNS = (
     "s.session_id, s.title, s.created_at_ms, s.updated_at_ms, s.stable_prefix_end, "
     "s.message_count, s.total_tokens, s.spent_usd, s.revision, s.config, "
     "(SELECT coalesce(max(m.seq), 0) FROM messages m WHERE m.session_id = s.session_id), "
-    "s.watermark"
+    "s.floor"
 )
 MESSAGE_COLUMNS = "seq, position, body, tokens, compaction_id, introduced_by"
 COMPACTION_COLUMNS = "compaction_id, session_id, revision, record, undone, created_at_ms"

@@ -69,7 +69,7 @@ _V1 = (
     "CREATE INDEX messages_archived ON messages(compaction_id, archived_position) "
     "WHERE compaction_id IS NOT NULL",
     "CREATE INDEX messages_introduced ON messages(introduced_by) WHERE introduced_by IS NOT NULL",
-    # The watermark is just past the last synthetic message (History.floor): found in O(log n).
+    # The floor is just past the last synthetic message (History.floor): found in O(log n).
     "CREATE INDEX messages_synthetic ON messages(session_id, position) WHERE synthetic = 1",
     """CREATE TABLE events (
         event_id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -81,7 +81,11 @@ _V1 = (
     "CREATE INDEX events_session ON events(session_id, event_id)",
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1,)
+# v2: `sessions.watermark` was the floor (where the active, compactable history starts), not the
+# spec's compaction_watermark; the column now says so.
+_V2 = ("ALTER TABLE sessions RENAME COLUMN watermark TO floor",)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

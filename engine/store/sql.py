@@ -2,7 +2,7 @@
 
 SessionStore owns the transactions (one `BEGIN IMMEDIATE` each) and the spend bookkeeping; this
 module is what each transaction does to the tables, so the rules of the active history (positions
-0..n-1, the UNIQUE index, the watermark) live in one place.
+0..n-1, the UNIQUE index, the floor) live in one place.
 """
 
 from __future__ import annotations
@@ -183,11 +183,11 @@ def shift_positions(
     )
 
 
-def refresh_watermark(conn: sqlite3.Connection, session_id: str) -> None:
+def refresh_floor(conn: sqlite3.Connection, session_id: str) -> None:
     """History.floor, stored: just past the last synthetic message, never below the prefix
     (§3.2: a summary is never re-compacted in v1). O(log n) through messages_synthetic."""
     conn.execute(
-        "UPDATE sessions SET watermark = max(min(stable_prefix_end, message_count), "
+        "UPDATE sessions SET floor = max(min(stable_prefix_end, message_count), "
         "coalesce((SELECT max(position) + 1 FROM messages WHERE session_id = ?1 "
         "AND synthetic = 1 AND position IS NOT NULL), 0)) WHERE session_id = ?1",
         (session_id,),
@@ -205,7 +205,7 @@ def append(
         raise StoreError(f"session {info.session_id!r}: not appended: {error}") from None
     insert_message(conn, info.session_id, position, message, tokens, None, now)
     conn.execute(_SQL_COUNTS, (1, tokens, 0, now, info.session_id))
-    refresh_watermark(conn, info.session_id)
+    refresh_floor(conn, info.session_id)
 
 
 def replace_span(
@@ -268,7 +268,7 @@ def replace_span(
     hook("inserted")
     delta_tokens = sum(replacement_tokens) - archived_tokens
     conn.execute(_SQL_COUNTS, (len(replacement) - len(span_ids), delta_tokens, 1, now, session_id))
-    refresh_watermark(conn, session_id)
+    refresh_floor(conn, session_id)
     return revision
 
 
@@ -276,7 +276,7 @@ def undo(
     conn: sqlite3.Connection, info: SessionInfo, compaction_id: int | None, now: int
 ) -> tuple[Any, ...]:
     """The body of an undo's transaction: the archived originals back in place of the summary,
-    later positions moved back, the watermark with them. Returns the compaction's row."""
+    later positions moved back, the floor with them. Returns the compaction's row."""
     session_id = info.session_id
     live = conn.execute(
         "SELECT compaction_id, kind, start_position, span_count, replacement_count "
@@ -318,7 +318,7 @@ def undo(
     )
     delta_tokens = original_tokens - replacement_tokens
     conn.execute(_SQL_COUNTS, (span_count - replacement_count, delta_tokens, 1, now, session_id))
-    refresh_watermark(conn, session_id)
+    refresh_floor(conn, session_id)
     return conn.execute(
         f"SELECT {COMPACTION_COLUMNS} FROM compactions WHERE compaction_id = ?", (cid,)
     ).fetchone()

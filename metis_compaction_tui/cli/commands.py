@@ -30,7 +30,7 @@ from engine import (
 from engine.store import SCHEMA_VERSION, SessionInfo, SessionStore, StoreError, UndoRefused
 from engine.store.rows import StoredCompaction
 
-JSON_SHAPE_VERSION = 1
+JSON_SHAPE_VERSION = 2  # 2: `watermark` -> `floor`, span `watermark` -> `compaction_watermark`
 
 
 class CliError(Exception):
@@ -65,7 +65,7 @@ def open_store(workspace: Path) -> SessionStore:
 
 
 def plan_status(history: History, config: CompactionConfig, spent_usd: Decimal) -> dict[str, Any]:
-    """Pressure, watermark, trigger decision and spend of any history (docs/cli-json.md)."""
+    """Pressure, floor, trigger decision and spend of any history (docs/cli-json.md)."""
     plan: TurnPlan = plan_turn(history, config, spent_usd)
     decision = plan.decision
     pending = decision.pending_history_tokens
@@ -73,7 +73,7 @@ def plan_status(history: History, config: CompactionConfig, spent_usd: Decimal) 
     budget = config.compaction_max_cost_per_session_usd
     return {
         "stable_prefix_end": plan.stable_prefix_end,
-        "watermark": plan.floor,
+        "floor": plan.floor,
         "pending_history_tokens": pending,
         "threshold_tokens": config.compaction_threshold_tokens,
         "hard_cap_tokens": config.compaction_hard_cap_tokens,
@@ -100,7 +100,7 @@ def plan_status(history: History, config: CompactionConfig, spent_usd: Decimal) 
 def span_json(span: SpanPlan) -> dict[str, int]:
     return {
         "start": span.start,
-        "watermark": span.watermark,
+        "compaction_watermark": span.compaction_watermark,
         "nominal_watermark": span.nominal_watermark,
         "slid_back_by": span.slid_back_by,
         "span_message_count": span.span_message_count,
@@ -155,7 +155,7 @@ def write_status_text(s: dict[str, Any], out: TextIO) -> None:
     """One session's status as text: a store's session, or a transcript's (no revision)."""
     span = s["span"]
     span_text = (
-        f"next span {span['start']}..{span['watermark']} ({span['span_message_count']} "
+        f"next span {span['start']}..{span['compaction_watermark']} ({span['span_message_count']} "
         f"messages, {span['span_tokens']:,} tokens, slid back {span['slid_back_by']})"
         if span
         else "no compactable span"
@@ -172,7 +172,7 @@ def write_status_text(s: dict[str, Any], out: TextIO) -> None:
         f"  pressure   {s['pending_history_tokens']:,} pending tokens: "
         f"{s['pressure']['of_threshold_pct']}% of threshold {s['threshold_tokens']:,}, "
         f"{s['pressure']['of_hard_cap_pct']}% of hard cap {s['hard_cap_tokens']:,}\n"
-        f"  watermark  {s['watermark']} (stable prefix ends at {s['stable_prefix_end']}); "
+        f"  floor      {s['floor']} (stable prefix ends at {s['stable_prefix_end']}); "
         f"{span_text}\n"
         f"  trigger    {s['decision']['explain']}\n"
         f"  spend      ${s['spent_usd']} of ${s['budget_usd']} budget{exhausted} "
@@ -267,7 +267,8 @@ async def compact_or_preview(
     cost = summary.get("cost_usd", summary["estimated_cost_usd"])
     out.write(
         f"{manager.session_id}: {head}\n"
-        f"  span       messages {s['start']}..{s['watermark']} ({s['span_message_count']} "
+        f"  span       messages {s['start']}..{s['compaction_watermark']} "
+        f"({s['span_message_count']} "
         f"messages, {s['span_tokens']:,} tokens); nominal watermark {s['nominal_watermark']}, "
         f"slid back {s['slid_back_by']}\n"
         f"  cache      {'hit' if summary['cache_hit'] else 'miss'} {summary['cache_key'][:16]}\n"

@@ -57,9 +57,15 @@ def preview_facts(preview: CompactionPreview) -> Text:
         text.append(f"{name:>14}  ", style="bold")
         text.append(value + "\n", style=style)
 
-    fact("span", f"messages {span.start}–{span.watermark - 1} ({span.span_message_count:,} msgs)")
+    fact(
+        "span",
+        f"messages {span.start}–{span.compaction_watermark - 1} ({span.span_message_count:,} msgs)",
+    )
     if span.slid_back_by:
-        fact("watermark", f"{span.watermark}, slid back {span.slid_back_by} for a tool cycle")
+        fact(
+            "watermark",
+            f"{span.compaction_watermark}, slid back {span.slid_back_by} for a tool cycle",
+        )
     fact("tokens in", f"{span.span_tokens:,} of {span.pending_history_tokens:,} pending")
     fact(
         "model",
@@ -79,7 +85,7 @@ def preview_facts(preview: CompactionPreview) -> Text:
 def preview_line(preview: CompactionPreview) -> Text:
     span = preview.span
     return Text(
-        f"span {span.start}–{span.watermark - 1} · {span.span_message_count:,} msgs · "
+        f"span {span.start}–{span.compaction_watermark - 1} · {span.span_message_count:,} msgs · "
         f"{span.span_tokens:,} tokens in · {preview.model}",
         end="",
     )

@@ -219,8 +219,8 @@ class SessionData:
             cuts = [
                 (Zone.PREFIX, 0, prefix_end),
                 (Zone.SUMMARY, prefix_end, floor),
-                (Zone.SPAN, floor, plan.span.watermark),
-                (Zone.HELD, plan.span.watermark, plan.span.nominal_watermark),
+                (Zone.SPAN, floor, plan.span.compaction_watermark),
+                (Zone.HELD, plan.span.compaction_watermark, plan.span.nominal_watermark),
                 (Zone.TAIL, plan.span.nominal_watermark, count),
             ]
         else:

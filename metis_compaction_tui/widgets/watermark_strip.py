@@ -129,7 +129,7 @@ class WatermarkStrip(Widget):
                 detail.append(words[level], style("watermark--warning"))
             return detail
         name = "watermark" if level == 2 else "wm"
-        detail.append(f"{name} {span.watermark}", style("watermark--mark"))
+        detail.append(f"{name} {span.compaction_watermark}", style("watermark--mark"))
         if span.slid_back_by:
             words = (
                 f" ↶{span.slid_back_by}",
@@ -139,7 +139,7 @@ class WatermarkStrip(Widget):
             detail.append(words[level], style("watermark--warning"))
         elif level:
             detail.append(" · on a boundary", style("watermark--detail"))
-        last = span.watermark - 1
+        last = span.compaction_watermark - 1
         words = (
             f" · {span.start}–{last} · {short_tokens(span.span_tokens)}",
             f" · span {span.start}–{last}: {span.span_message_count:,} msgs, "

@@ -212,7 +212,8 @@ def test_the_demo_end_to_end_in_tmux(tmp_path: Path) -> None:
         tmux.keys("c")
         preview = run.wait_for_text(
             "Compact now ·",
-            f"span  messages {span.start}–{span.watermark - 1} ({span.span_message_count} msgs)",
+            f"span  messages {span.start}–{span.compaction_watermark - 1} "
+            f"({span.span_message_count} msgs)",
             "cache  miss: the model will be called",
             "optional instructions",
         )
@@ -223,13 +224,16 @@ def test_the_demo_end_to_end_in_tmux(tmp_path: Path) -> None:
         run.wait_for_text("Summary ready · model called", "Kept at the user's request:", "a Accept")
         assert live_compactions(workspace) == before, "nothing is spliced before acceptance"
         tmux.keys("a")
-        run.wait_for_text(f"✓ Compacted. Messages {span.start}–{span.watermark - 1}")
+        run.wait_for_text(f"✓ Compacted. Messages {span.start}–{span.compaction_watermark - 1}")
 
         after = live_compactions(workspace)
         assert len(after) == 2
         record = after[-1].record
         assert record.trigger == "manual" and record.instructions == INSTRUCTIONS
-        assert (record.watermark_before, record.watermark_after) == (span.start, span.watermark)
+        assert (record.watermark_before, record.watermark_after) == (
+            span.start,
+            span.compaction_watermark,
+        )
         assert record.cache_key is not None and record.cache_key in cache_keys(workspace)
         with SessionStore.open(workspace) as store:
             compacted = store.session_info(info.session_id)
@@ -240,7 +244,7 @@ def test_the_demo_end_to_end_in_tmux(tmp_path: Path) -> None:
             lambda s: (
                 on_dashboard(s)
                 and status(s) == (compacted.message_count, compacted.revision)
-                and f"Σ {span.start}–{span.watermark - 1}" in s
+                and f"Σ {span.start}–{span.compaction_watermark - 1}" in s
                 and "2 compactions" in s
                 and re.search(r"started\s+manual", s) is not None
             ),

@@ -38,7 +38,7 @@ def test_zones_tile_the_history_in_order() -> None:
     span = data.plan.span
     assert span is not None
     span_zone = next(z for z in zones if z.zone is Zone.SPAN)
-    assert (span_zone.start, span_zone.end) == (span.start, span.watermark)
+    assert (span_zone.start, span_zone.end) == (span.start, span.compaction_watermark)
     assert sum(z.tokens for z in zones) == data.history.total_tokens
 
 

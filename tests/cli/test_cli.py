@@ -43,7 +43,7 @@ class Decision(Strict):
 
 class Span(Strict):
     start: int
-    watermark: int
+    compaction_watermark: int
     nominal_watermark: int
     slid_back_by: int
     span_message_count: int
@@ -60,7 +60,7 @@ class SessionStatus(Strict):
     created_at_ms: int
     updated_at_ms: int
     stable_prefix_end: int
-    watermark: int
+    floor: int
     pending_history_tokens: int
     threshold_tokens: int
     hard_cap_tokens: int
@@ -256,7 +256,7 @@ def test_status_json_has_the_documented_shape(
     code, out, _ = run(capsys, "status", str(workspace), "--json")
     assert code == 0
     status = msgspec.json.decode(out, type=Status)
-    assert status.shape_version == 1 and status.schema_version == 1
+    assert status.shape_version == 2 and status.schema_version == 2
     (session,) = status.sessions
     assert session.session_id == session_id(workspace)
     assert session.compactions_in_effect >= 1 and session.revision >= 1
@@ -269,12 +269,12 @@ def test_status_json_has_the_documented_shape(
     )
 
 
-def test_status_text_says_pressure_watermark_trigger_and_spend(
+def test_status_text_says_pressure_floor_trigger_and_spend(
     workspace: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, _ = run(capsys, "status", str(workspace))
     assert code == 0
-    for label in ("pressure ", "watermark ", "trigger ", "spend ", "of threshold 6,000"):
+    for label in ("pressure ", "floor ", "trigger ", "spend ", "of threshold 6,000"):
         assert label in out
     assert "notional" in out  # the demo's spend is said to be notional
 
@@ -328,7 +328,7 @@ def test_compact_then_undo_then_refusals(
     code, _, err = run(capsys, "undo", sid, "-w", str(workspace))
     assert code == 1 and "no compaction to undo" in err
     with SessionStore.open(workspace) as store:
-        assert store.session_info(sid).watermark == 0
+        assert store.session_info(sid).floor == 0
 
 
 # -- cache ------------------------------------------------------------------------------------
@@ -382,7 +382,7 @@ def test_cache_list_without_a_cache_creates_none(
     code, out, _ = run(capsys, "cache", "list", "-w", str(tmp_path), "--json")
     assert code == 0
     assert msgspec.json.decode(out, type=CacheList) == CacheList(
-        1, str(tmp_path / ".metis" / "compaction-cache.sqlite"), False, 0, []
+        2, str(tmp_path / ".metis" / "compaction-cache.sqlite"), False, 0, []
     )
     assert not (tmp_path / ".metis").exists()
 

@@ -57,7 +57,7 @@ class TranscriptSession(Strict):
     message_count: int
     total_tokens: int
     stable_prefix_end: int
-    watermark: int
+    floor: int
     pending_history_tokens: int
     threshold_tokens: int
     hard_cap_tokens: int

@@ -701,7 +701,7 @@ async def test_manual_instructions_change_the_key_and_none_keeps_the_spec_key(
     assert plain is not None
     assert steered is not None
     spec_key = compute_cache_key(
-        history[plain.span.start : plain.span.watermark],
+        history[plain.span.start : plain.span.compaction_watermark],
         summarization_model=LOCAL,
         summarization_prompt_version="1.0.0",
         summarization_max_tokens=manager.config.compaction_max_summary_tokens,

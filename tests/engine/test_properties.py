@@ -367,13 +367,15 @@ def test_planned_spans_and_cuts_respect_boundaries_the_tail_and_the_cap(
 
     span = plan_span(history, preserve)
     if span is not None:
-        assert spe <= history.floor == span.start < span.watermark <= span.nominal_watermark
-        assert span.watermark <= limit
-        assert is_tool_cycle_boundary(history, span.watermark)
-        assert span.span_tokens == sum(history.tokens[span.start : span.watermark])
-        assert not any(m.synthetic for m in messages[span.start : span.watermark])
+        assert (
+            spe <= history.floor == span.start < span.compaction_watermark <= span.nominal_watermark
+        )
+        assert span.compaction_watermark <= limit
+        assert is_tool_cycle_boundary(history, span.compaction_watermark)
+        assert span.span_tokens == sum(history.tokens[span.start : span.compaction_watermark])
+        assert not any(m.synthetic for m in messages[span.start : span.compaction_watermark])
         # it slid back no further than the nearest boundary
-        for index in range(span.watermark + 1, span.nominal_watermark + 1):
+        for index in range(span.compaction_watermark + 1, span.nominal_watermark + 1):
             assert not is_tool_cycle_boundary(history, index)
 
     cut = plan_truncation(history, preserve, cap)

@@ -53,7 +53,7 @@ def test_span_runs_from_the_prefix_end_to_before_the_preserved_tail() -> None:
     history = history_of(chat(5), stable_prefix_end=2)
     span = plan_span(history, preserve_recent_turns=3)
     assert span is not None
-    assert (span.start, span.nominal_watermark, span.watermark) == (2, 7, 7)
+    assert (span.start, span.nominal_watermark, span.compaction_watermark) == (2, 7, 7)
     assert span.span_message_count == 5
     assert span.span_tokens == 50
     assert span.slid_back_by == 0
@@ -72,7 +72,7 @@ def test_watermark_slides_back_to_a_tool_cycle_boundary() -> None:
     ]
     span = plan_span(history_of(messages), preserve_recent_turns=2)
     assert span is not None
-    assert (span.nominal_watermark, span.watermark, span.slid_back_by) == (4, 3, 1)
+    assert (span.nominal_watermark, span.compaction_watermark, span.slid_back_by) == (4, 3, 1)
     assert span.span_message_count == 3
     assert span.span_tokens == 30
 
@@ -89,8 +89,8 @@ def test_watermark_slides_back_over_a_chain_of_tool_cycles_only_as_far_as_needed
     # nominal 4 is inside cycle t2; 3 is after the result of t1: a boundary.
     span = plan_span(history_of(messages), preserve_recent_turns=2)
     assert span is not None
-    assert span.watermark == 3
-    assert is_tool_cycle_boundary(history_of(messages), span.watermark)
+    assert span.compaction_watermark == 3
+    assert is_tool_cycle_boundary(history_of(messages), span.compaction_watermark)
 
 
 def test_no_valid_boundary_is_none_while_the_range_is_not_empty() -> None:
@@ -131,7 +131,7 @@ def test_span_starts_just_past_the_last_summary() -> None:
     span = plan_span(history, preserve_recent_turns=1)
     assert span is not None
     assert span.start == 1
-    assert span.watermark == 4
+    assert span.compaction_watermark == 4
 
 
 def test_a_summary_in_the_tail_puts_the_nominal_watermark_at_the_floor() -> None:
@@ -148,7 +148,7 @@ def test_summaries_are_never_inside_the_span() -> None:
     history = history_of(messages)
     span = plan_span(history, preserve_recent_turns=2)
     assert span is not None
-    assert not any(m.synthetic for m in history.messages[span.start : span.watermark])
+    assert not any(m.synthetic for m in history.messages[span.start : span.compaction_watermark])
 
 
 def test_floor_follows_appended_summaries_and_only_moves_forward() -> None:

@@ -328,7 +328,7 @@ def first_span(count: int) -> list[Message]:
             break
     span = plan_span(history, CONFIG.compaction_preserve_recent_turns)
     assert span is not None
-    return history.messages[span.start : span.watermark][:count]
+    return history.messages[span.start : span.compaction_watermark][:count]
 
 
 def bench_hit_miss(samples: int) -> list[Row]:

@@ -35,7 +35,7 @@ from _util import table
 
 from engine import CompactionConfig, Message
 from engine.store import SessionStore
-from engine.store.sql import insert_message, refresh_watermark
+from engine.store.sql import insert_message, refresh_floor
 from engine.store.tail import StoreTailer
 from engine.tokens import estimate_message_tokens
 from metis_compaction_tui.demo.workload import scripted_session
@@ -74,7 +74,7 @@ def build_store(workspace: Path, count: int) -> SessionStore:
             "UPDATE sessions SET message_count = ?, total_tokens = ? WHERE session_id = ?",
             (len(batch), total, SID),
         )
-        refresh_watermark(conn, SID)
+        refresh_floor(conn, SID)
     return store
 
 

@@ -22,6 +22,7 @@ from engine import (
     validate_history,
 )
 from engine.store import SessionStore, StoreError, UndoRefused, UnknownSession
+from engine.store.rows import encode_config
 from engine.store.schema import SCHEMA_VERSION
 from metis_compaction_tui.demo.workload import scripted_session
 from tests.history_builders import (
@@ -63,7 +64,7 @@ def assert_matches(store: SessionStore, manager: object) -> None:
     info = store.session_info(SID)
     assert ids(snapshot.messages) == ids(manager.messages)  # type: ignore[attr-defined]
     assert snapshot.tokens == manager.history.tokens  # type: ignore[attr-defined]
-    assert info.watermark == manager.history.floor  # type: ignore[attr-defined]
+    assert info.floor == manager.history.floor  # type: ignore[attr-defined]
     assert info.total_tokens == manager.history.total_tokens  # type: ignore[attr-defined]
     assert info.message_count == len(snapshot.messages)
     validate_history(snapshot.messages)
@@ -102,9 +103,40 @@ def test_a_newer_schema_is_refused_and_never_rewritten(tmp_path: Path) -> None:
         with pytest.raises(StoreError) as raised:
             SessionStore.open(tmp_path, create=create)
         assert str(raised.value) == (
-            f"{path} is schema version 7; this metis-compaction-tui knows up to 1: upgrade it"
+            f"{path} is schema version 7; this metis-compaction-tui knows up to {SCHEMA_VERSION}: "
+            "upgrade it"
         )
     assert path.read_bytes() == before
+
+
+async def test_a_version_1_store_migrates_its_watermark_column_to_floor(tmp_path: Path) -> None:
+    """0.2 renamed `sessions.watermark` (the floor) to `floor`; a 0.1 store keeps its rows."""
+    from engine.store.schema import APPLICATION_ID, MIGRATIONS
+
+    path = tmp_path / ".metis" / "sessions.sqlite"
+    path.parent.mkdir()
+    conn = sqlite3.connect(path)
+    for statement in MIGRATIONS[0]:
+        conn.execute(statement)
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    conn.execute("PRAGMA user_version = 1")
+    conn.execute(
+        "INSERT INTO sessions (session_id, created_at_ms, updated_at_ms, watermark, config) "
+        "VALUES ('old', 1, 1, 0, ?)",
+        (encode_config(CompactionConfig()),),
+    )
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match="is schema version 1"):
+        SessionStore.open(tmp_path)  # a reader never migrates
+    with SessionStore.open(tmp_path, create=True) as store:
+        assert [info.session_id for info in store.list_sessions()] == ["old"]
+        assert store.session_info("old").floor == 0
+    conn = sqlite3.connect(path)
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(sessions)")}
+    assert "floor" in columns and "watermark" not in columns
+    assert conn.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+    conn.close()
 
 
 def test_a_file_that_is_not_sqlite_is_named_and_left_alone(tmp_path: Path) -> None:
@@ -276,7 +308,7 @@ def test_a_replacement_longer_than_its_span_shifts_past_the_unique_index(
     active = store.active_messages(SID)
     assert ids([m.message for m in active]) == ["m0", "F1", "S", "F2", *ids(messages[2:])]
     assert [m.position for m in active] == list(range(len(messages) + 2))
-    assert store.session_info(SID).watermark == 4  # just past the last synthetic message
+    assert store.session_info(SID).floor == 4  # just past the last synthetic message
     store.undo_latest_compaction(SID)
     assert ids(store.snapshot(SID).messages) == ids(messages)
 
@@ -300,7 +332,7 @@ async def test_undo_restores_the_originals_and_moves_the_watermark_back(
     assert after.messages == [*before.messages, user("after-u"), assistant("after-a")]
     assert after.tokens[: len(before.tokens)] == before.tokens
     info = store.session_info(SID)
-    assert info.watermark == 0 < compacted.watermark
+    assert info.floor == 0 < compacted.floor
     assert info.revision == compacted.revision + 1
     assert store.archived_messages(1) == []
     assert manager.sync() and ids(manager.messages) == ids(after.messages)

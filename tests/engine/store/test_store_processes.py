@@ -267,5 +267,5 @@ def test_another_process_refuses_a_newer_schema_and_leaves_the_file_alone(tmp_pa
     )
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0
-    assert "is schema version 7; this metis-compaction-tui knows up to 1: upgrade it" in done.stderr
+    assert "is schema version 7; this metis-compaction-tui knows up to 2: upgrade it" in done.stderr
     assert path.read_bytes() == before
