@@ -92,3 +92,54 @@ def test_a_blob_cache_key_does_not_break_listing(tmp_path: Path) -> None:
         )
     assert cache.list_rows() == []  # skipped, logged: never a TypeError in `cache list`/`show`
     cache.close()
+
+
+# Findings 10 (data part) and 15: hand-edited session columns.
+BAD_SESSION_COLUMNS = {
+    "spent_text": ("spent_usd", "abc"),
+    "spent_nan": ("spent_usd", "NaN"),
+    "spent_inf": ("spent_usd", "-Infinity"),
+    "spent_blob": ("spent_usd", b"1"),
+    "revision_text": ("revision", "3rd"),  # '3' would be stored as 3 (INTEGER affinity)
+    "revision_float": ("revision", 2.5),
+    "title_blob": ("title", b"\x1b]0;owned\x07"),
+    "count_negative": ("message_count", -1),
+    "config_blob": ("config", b"\x00\x01"),
+}
+
+
+def edit(path: Path, sql: str, *params: object) -> None:
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute("PRAGMA ignore_check_constraints = 1")
+        conn.execute(sql, params)
+        conn.commit()
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("attack", BAD_SESSION_COLUMNS)
+def test_a_hand_edited_session_column_is_a_located_store_error(tmp_path: Path, attack: str) -> None:
+    grown_store(tmp_path, turns=2).close()
+    column, value = BAD_SESSION_COLUMNS[attack]
+    edit(tmp_path / ".metis" / "sessions.sqlite", f"UPDATE sessions SET {column} = ?", value)
+    from engine.store import StoreError
+
+    with SessionStore.open(tmp_path) as store:
+        for read in (store.list_sessions, lambda: store.session_info(SESSION),
+                     lambda: store.view(SESSION), lambda: store.manager(SESSION)):  # fmt: skip
+            with pytest.raises(StoreError) as caught:
+                read()
+            assert f"sessions.{column}" in str(caught.value) or column in str(caught.value)
+
+
+def test_a_message_whose_id_and_body_disagree_is_refused_not_looped_on(tmp_path: Path) -> None:
+    grown_store(tmp_path).close()
+    edit(
+        tmp_path / ".metis" / "sessions.sqlite",
+        "UPDATE messages SET message_id = 'someone-else' WHERE position = 1",
+    )
+    from engine.store import StoreError
+
+    with SessionStore.open(tmp_path) as store, pytest.raises(StoreError, match="message_id"):
+        store.manager(SESSION)
