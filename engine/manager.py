@@ -391,18 +391,19 @@ class SessionManager:
         if cached is None:
             return None
         budget = self.config.compaction_max_summary_tokens
+        # Counts are estimates (a summarizer may overshoot a little): room for that, no more.
+        limit = 2 * budget + 64
         problem = None
         if cached.span_message_count != span.span_message_count:
             problem = (
                 f"span_message_count {cached.span_message_count}, "
                 f"the span has {span.span_message_count}"
             )
-        elif cached.span_token_count_out > budget:
+        elif cached.span_token_count_out > limit:
             problem = f"span_token_count_out {cached.span_token_count_out} over the budget {budget}"
         else:
             probe = text_message("probe", Role.USER, cached.summary_text, synthetic=True)
-            # The count is an estimate of what the model wrote: room for it to differ, no more.
-            if self.history.counter(probe) > 2 * budget + 64:
+            if self.history.counter(probe) > limit:
                 problem = f"a summary of {len(cached.summary_text)} chars, over the budget {budget}"
         if problem is None:
             return cached
