@@ -14,13 +14,15 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Awaitable, Callable, Generator, Iterator
+from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import aiosqlite
 import msgspec
+
+from engine.row_check import MAX_SUMMARY_CHARS, BadRow, int_col, text_col
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -59,6 +61,7 @@ INDEX_DDL = (
     "CREATE INDEX IF NOT EXISTS idx_compaction_cache_last_read ON compaction_cache(last_read_at_ms)"
 )
 COLUMNS: tuple[str, ...] = CacheRow.__struct_fields__
+TABLE = "compaction_cache"
 _COLS = ", ".join(COLUMNS)
 # The cache is shared by two processes (metis dev writes, the TUI evicts): WAL plus a busy wait.
 OPEN_STATEMENTS = ("PRAGMA busy_timeout = 5000", "PRAGMA journal_mode = WAL", TABLE_DDL)
@@ -95,7 +98,31 @@ class CacheUnavailable(Exception):
 
 
 def decode_row(values: tuple[Any, ...] | sqlite3.Row) -> CacheRow:
-    return CacheRow(*values)
+    """A row as read back, checked column by column (issue 17: a float token count, a BLOB summary
+    or a 3 MB one were spliced in as they were). BadRow names the column and the key."""
+    key = values[0]
+    text_col(TABLE, "cache_key", key, key, max_chars=256, non_empty=True)  # ours: sha256 hex
+    ints = [int_col(TABLE, COLUMNS[i], key, values[i]) for i in range(4, 10)]
+    return CacheRow(
+        key,
+        text_col(
+            TABLE, "summary_text", key, values[1], max_chars=MAX_SUMMARY_CHARS, non_empty=True
+        ),
+        text_col(TABLE, "summarization_model", key, values[2], non_empty=True),
+        text_col(TABLE, "summarization_prompt_version", key, values[3]),
+        *ints,
+    )
+
+
+def decode_rows(rows: Iterable[Any], path: Path) -> list[CacheRow]:
+    """The rows that pass decode_row; each that fails is logged (never its text) and skipped."""
+    good = []
+    for values in rows:
+        try:
+            good.append(decode_row(values))
+        except BadRow as bad:
+            log.warning("compaction cache %s: %s; row skipped", path, bad)
+    return good
 
 
 def row_values(row: CacheRow, now_ms: int) -> tuple[Any, ...]:
@@ -231,6 +258,7 @@ class CompactionCache(_CacheFace):
             raise ValueError("max_rows must be >= 0")
         super().__init__(path)
         self.max_rows, self._clock = max_rows, clock
+        self.rejected: list[str] = []  # what each bad row read back was (BadRow messages)
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
         self.reopen()
@@ -265,12 +293,22 @@ class CompactionCache(_CacheFace):
         """A hit: the row with use_count and last_read_at_ms bumped (§5.3). A miss: None."""
         # fetchall: a RETURNING statement left unfinished would hold the write lock
         rows = self._run(lambda c: c.execute(SQL_HIT, (self._clock(), cache_key)).fetchall(), [])
-        return decode_row(rows[0]) if rows else None
+        return self._checked(rows[0]) if rows else None
 
     def peek(self, cache_key: str) -> CacheRow | None:
         """Read without bumping: for previews ("would this hit?")."""
         row = self._run(lambda c: c.execute(SQL_SELECT, (cache_key,)).fetchone(), None)
-        return decode_row(row) if row else None
+        return self._checked(row) if row else None
+
+    def _checked(self, values: Any) -> CacheRow | None:
+        """A bad row is a miss: reported (`rejected`, the log) and evicted, never spliced in."""
+        try:
+            return decode_row(values)
+        except BadRow as bad:
+            self.rejected.append(str(bad))
+            log.warning("compaction cache %s: %s; evicted, treated as a miss", self.path, bad)
+            self._run(lambda c: c.execute(SQL_EVICT, (values[0],)).rowcount, 0)
+            return None
 
     def put(self, row: CacheRow) -> int:
         """Insert or replace, then evict past max_rows in the same transaction (§5.2, §5.3).
@@ -292,7 +330,7 @@ class CompactionCache(_CacheFace):
     ) -> list[CacheRow]:
         sql, params = list_query(order_by, descending, limit, filter_text)
         rows = self._run(lambda c: c.execute(sql, params).fetchall(), [])
-        return [decode_row(r) for r in rows]
+        return decode_rows(rows, self.path)
 
     def evict(self, cache_key: str) -> bool:
         return self._run(lambda c: c.execute(SQL_EVICT, (cache_key,)).rowcount, 0) > 0
@@ -376,12 +414,13 @@ class AsyncCompactionCache(_CacheFace):
     ) -> list[CacheRow]:
         sql, params = list_query(order_by, descending, limit, filter_text)
         rows = await self._run(lambda c: c.execute_fetchall(sql, params))
-        return [decode_row(r) for r in rows]
+        return decode_rows(rows, self.path)
 
     async def get_row(self, cache_key: str) -> CacheRow | None:
         """Read without bumping: looking at a row in the browser is not a cache hit."""
         rows = await self._run(lambda c: c.execute_fetchall(SQL_SELECT, (cache_key,)))
-        return decode_row(next(iter(rows))) if rows else None
+        good = decode_rows(rows, self.path)
+        return good[0] if good else None
 
     async def evict(self, cache_key: str) -> bool:
         return await self._run(lambda c: _rowcount(c, SQL_EVICT, (cache_key,))) > 0

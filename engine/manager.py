@@ -27,8 +27,8 @@ from engine.events import (
     FailureMode,
     redact,
 )
-from engine.history import History
-from engine.messages import HistoryError, Message, validate_history, validate_message
+from engine.history import History, text_message
+from engine.messages import HistoryError, Message, Role, validate_history, validate_message
 from engine.outcomes import (
     CompactionOutcome,
     CompactionPreview,
@@ -323,7 +323,7 @@ class SessionManager:
     ) -> PreparedCompaction:
         span_messages = tuple(self.history.messages[span.start : span.compaction_watermark])
         key = self._cache_key(span, instructions)
-        cached = self.cache.get(key) if self.cache is not None else None
+        cached = self._usable_hit(key, span) if self.cache is not None else None
         common = dict(
             session_id=self.session_id,
             span=span,
@@ -382,6 +382,35 @@ class SessionManager:
             latency_ms=result.latency_ms,
             **common,  # type: ignore[arg-type]
         )
+
+    def _usable_hit(self, key: str, span: SpanPlan) -> CacheRow | None:
+        """A hit only if the row fits this span and its summary is a message within the summary
+        budget (issue 17: a hand-edited 3 MB summary left a session ten times over its hard cap).
+        Anything else is a miss, reported in `cache.rejected` and evicted."""
+        assert self.cache is not None
+        cached = self.cache.get(key)
+        if cached is None:
+            return None
+        budget = self.config.compaction_max_summary_tokens
+        # Counts are estimates (a summarizer may overshoot a little): room for that, no more.
+        limit = 2 * budget + 64
+        problem = None
+        if cached.span_message_count != span.span_message_count:
+            problem = (
+                f"span_message_count {cached.span_message_count}, "
+                f"the span has {span.span_message_count}"
+            )
+        elif cached.span_token_count_out > limit:
+            problem = f"span_token_count_out {cached.span_token_count_out} over the budget {budget}"
+        else:
+            probe = text_message("probe", Role.USER, cached.summary_text, synthetic=True)
+            if self.history.counter(probe) > limit:
+                problem = f"a summary of {len(cached.summary_text)} chars, over the budget {budget}"
+        if problem is None:
+            return cached
+        self.cache.rejected.append(f"compaction_cache row {key}: {problem}")
+        self.cache.evict(key)
+        return None
 
     async def _summarize_and_commit(
         self,

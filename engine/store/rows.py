@@ -15,9 +15,11 @@ from typing import Any
 import msgspec
 
 from engine.config import CompactionConfig
+from engine.errors import ConfigError
 from engine.events import CompactionEvent, decode_event
 from engine.messages import Message, decode_message
 from engine.outcomes import CompactionRecord, SessionSnapshot
+from engine.row_check import BadRow, int_col, text_col, text_or_bytes_col, usd_col
 from engine.store.schema import StoreError
 
 
@@ -138,15 +140,38 @@ def encode_ids(ids: tuple[str, ...]) -> str:
     return _json.encode(ids).decode()
 
 
+def _store_error(bad: BadRow) -> StoreError:
+    return StoreError(f"{bad}: written by something other than this engine; restore the store")
+
+
 def session_info(row: tuple[Any, ...] | sqlite3.Row) -> SessionInfo:
+    """A sessions row, every column checked (issue 17: a spent_usd of 'abc' or NaN, a text
+    revision, a BLOB title crashed `status` or came out as wrong types in --json)."""
+    sid = row[0]
     try:
-        config = _config_decoder.decode(row[9])
-    except msgspec.MsgspecError as exc:
-        raise StoreError(f"session {row[0]!r} has an unreadable config ({exc})") from None
-    return SessionInfo(
-        row[0], row[1], row[2], row[3], row[4], row[5], row[6], Decimal(row[7]), row[8], config,
-        row[10], row[11],
-    )  # fmt: skip
+        text_col("sessions", "session_id", sid, sid, non_empty=True)
+        config = _config_decoder.decode(text_or_bytes_col("sessions", "config", sid, row[9]))
+        ints = [int_col("sessions", _SESSION_INTS[i], sid, row[i]) for i in (2, 3, 4, 5, 6)]
+        return SessionInfo(
+            sid,
+            text_col("sessions", "title", sid, row[1]),
+            *ints,
+            usd_col("sessions", "spent_usd", sid, row[7]),
+            int_col("sessions", "revision", sid, row[8]),
+            config,
+            int_col("sessions", "last_seq", sid, row[10]),
+            int_col("sessions", "watermark", sid, row[11]),
+        )
+    except BadRow as bad:
+        raise _store_error(bad) from None
+    except (msgspec.MsgspecError, ConfigError) as exc:
+        raise StoreError(f"session {sid!r} has an unreadable config ({exc})") from None
+
+
+_SESSION_INTS = {
+    2: "created_at_ms", 3: "updated_at_ms", 4: "stable_prefix_end", 5: "message_count",
+    6: "total_tokens",
+}  # fmt: skip
 
 
 def stored_message(
@@ -193,16 +218,35 @@ def body_message(seq: int, body: bytes, session_id: str | None = None) -> Messag
 
 
 def stored_compaction(row: tuple[Any, ...] | sqlite3.Row) -> StoredCompaction:
+    cid = row[0]
     try:
-        record = _record_decoder.decode(row[3])
+        record = _record_decoder.decode(text_or_bytes_col("compactions", "record", cid, row[3]))
+        return StoredCompaction(
+            int_col("compactions", "compaction_id", cid, cid),
+            text_col("compactions", "session_id", cid, row[1], non_empty=True),
+            int_col("compactions", "revision", cid, row[2]),
+            record,
+            bool(int_col("compactions", "undone", cid, row[4], high=1)),
+            int_col("compactions", "created_at_ms", cid, row[5]),
+        )
+    except BadRow as bad:
+        raise _store_error(bad) from None
     except msgspec.MsgspecError as exc:
-        raise StoreError(f"compaction {row[0]} has an unreadable record ({exc})") from None
-    return StoredCompaction(row[0], row[1], row[2], record, bool(row[4]), row[5])
+        raise StoreError(f"compaction {cid!r} has an unreadable record ({exc})") from None
 
 
 def stored_event(row: tuple[Any, ...] | sqlite3.Row) -> StoredEvent:
+    eid = row[0]
     try:
-        event = decode_event(row[3] if isinstance(row[3], bytes) else row[3].encode())
+        event = decode_event(text_or_bytes_col("events", "body", eid, row[3]))
+        return StoredEvent(
+            int_col("events", "event_id", eid, eid),
+            text_col("events", "session_id", eid, row[1]),
+            text_col("events", "event_type", eid, row[2]),
+            event,
+            int_col("events", "created_at_ms", eid, row[4]),
+        )
+    except BadRow as bad:
+        raise _store_error(bad) from None
     except msgspec.MsgspecError as exc:
-        raise StoreError(f"event {row[0]} has an unreadable body ({exc})") from None
-    return StoredEvent(row[0], row[1], row[2], event, row[4])
+        raise StoreError(f"event {eid!r} has an unreadable body ({exc})") from None

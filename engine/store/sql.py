@@ -64,7 +64,8 @@ def read_snapshot(
     validate_history, which names the message and the rule."""
     sid = info.session_id
     rows = conn.execute(
-        "SELECT seq, body, tokens, role, tool_use_ids, tool_result_ids, position FROM messages "
+        "SELECT seq, body, tokens, role, tool_use_ids, tool_result_ids, position, message_id "
+        "FROM messages "
         "WHERE session_id = ? AND position IS NOT NULL ORDER BY position",
         (sid,),
     ).fetchall()
@@ -76,6 +77,14 @@ def read_snapshot(
                 "belongs (a gap or a duplicate in the position column): restore the store"
             )
     messages = [body_message(row[0], row[1], sid) for row in rows]
+    for row, message in zip(rows, messages, strict=True):
+        # A compaction finds its span by this column and the manager by the bodies: if they
+        # disagree every compaction is refused as "another process compacted" (issue 17).
+        if row[7] != message.id:
+            raise StoreError(
+                f"session {sid!r}: messages.message_id of seq {row[0]} is {str(row[7])[:40]!r} "
+                f"but its body's id is {message.id[:40]!r}: restore the store"
+            )
     tokens = [checked_int(sid, row[0], "tokens", row[2]) for row in rows]
     if validate and not _columns_valid(rows, messages):
         validate_history(messages)  # raises, naming the first message that breaks a rule
