@@ -8,8 +8,8 @@ committed, and it is true. README "Exit codes" is this table.
          failed, the span changed under us. Nothing written.
     2    bad usage, workspace, store, cache or input. Nothing written.
     3    the output could not be written (closed pipe, full disk). Nothing written.
-    70   an unexpected error (a bug). Nothing written.
-    130  interrupted (Ctrl-C, SIGTERM). Nothing written.
+    70   reserved for an unexpected error (no catch-all maps to it yet).
+    130  interrupted (Ctrl-C) before any commit. Nothing written.
 
 Every nonzero code means nothing was committed: `settle` turns any code into 0 once a commit was
 noted, because a commit is atomic and a later failure does not undo it.
