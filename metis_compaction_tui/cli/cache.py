@@ -14,12 +14,13 @@ from typing import Any, TextIO
 import msgspec
 
 from engine import CacheRow, CompactionCache
+from metis_compaction_tui.cli import exit_codes
 from metis_compaction_tui.cli.commands import (
     JSON_SHAPE_VERSION,
     CliError,
-    emit_json,
     format_time,
 )
+from metis_compaction_tui.cli.output import block, emit_json, one_line
 
 
 def cache_row_json(row: CacheRow, *, with_text: bool) -> dict[str, Any]:
@@ -49,7 +50,7 @@ def _resolve_key(cache: CompactionCache, key: str) -> str:
     if len(matches) == 1:
         return matches[0]
     what = "matches several keys" if matches else "is not in the cache"
-    raise CliError(f"cache key {key!r} {what} ({cache.path})")
+    raise CliError(f"cache key {one_line(key)!r} {what} ({cache.path})")
 
 
 def _confirm(prompt: str, call: CacheCall) -> bool:
@@ -126,7 +127,8 @@ def _cache_list(call: CacheCall) -> int:
     out.write(f"{call.path}: {len(rows)} row(s), most recently read first\n")
     for r in rows:
         out.write(
-            f"  {r.cache_key[:16]}  {r.summarization_model:<28} {r.span_message_count:>4} msgs "
+            f"  {one_line(r.cache_key[:16])}  {one_line(r.summarization_model):<28} "
+            f"{r.span_message_count:>4} msgs "
             f"{r.span_token_count_in:>7,} -> {r.span_token_count_out:>5,} tok  "
             f"used {r.use_count:>3}x  read {format_time(r.last_read_at_ms)}\n"
         )
@@ -142,13 +144,14 @@ def _cache_show(call: CacheCall) -> int:
         emit_json(cache_row_json(row, with_text=True), call.out)
         return 0
     call.out.write(
-        f"key        {row.cache_key}\nmodel      {row.summarization_model} (prompt "
-        f"{row.summarization_prompt_version})\nspan       {row.span_message_count} messages, "
+        f"key        {one_line(row.cache_key)}\nmodel      {one_line(row.summarization_model)} "
+        f"(prompt {one_line(row.summarization_prompt_version)})\n"
+        f"span       {row.span_message_count} messages, "
         f"{row.span_token_count_in:,} -> {row.span_token_count_out:,} tokens\n"
         f"created    {format_time(row.created_at_ms)}\n"
         f"last read  {format_time(row.last_read_at_ms)} (used {row.use_count}x)\n\n"
     )
-    call.out.write(row.summary_text + "\n")  # written as plain text, never interpreted
+    call.out.write(block(row.summary_text) + "\n")  # written as plain text, never interpreted
     return 0
 
 
@@ -156,6 +159,8 @@ def _cache_evict(call: CacheCall) -> int:
     cache = call.existing()
     key = _resolve_key(cache, call.arg)
     evicted = cache.evict(key)
+    if evicted:
+        exit_codes.note_commit()
     call.report({"evicted": int(evicted), "cache_key": key}, f"evicted {key}")
     return 0
 
@@ -171,6 +176,7 @@ def _cache_trim(call: CacheCall) -> int:
     if not _confirm(f"evict {count - keep} of {count} rows from {call.path}?", call):
         return 1
     evicted = call.cache.trim(keep)
+    exit_codes.note_commit()
     call.report({"evicted": evicted, "kept": call.cache.count()}, f"evicted {evicted} rows")
     return 0
 
@@ -183,6 +189,7 @@ def _cache_clear(call: CacheCall) -> int:
     if not _confirm(f"evict all {count} rows from {call.path}?", call):
         return 1
     evicted = call.cache.clear()
+    exit_codes.note_commit()
     call.report({"evicted": evicted, "kept": 0}, f"evicted {evicted} rows")
     return 0
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime
-import sys
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, TextIO
@@ -29,16 +28,14 @@ from engine import (
 )
 from engine.store import SCHEMA_VERSION, SessionInfo, SessionStore, StoreError, UndoRefused
 from engine.store.rows import StoredCompaction
+from metis_compaction_tui.cli import exit_codes
+from metis_compaction_tui.cli.output import emit_json, one_line, warn
 
 JSON_SHAPE_VERSION = 2  # 2: `watermark` -> `floor`, span `watermark` -> `compaction_watermark`
 
 
 class CliError(Exception):
     """One line on stderr and exit code 2: a missing workspace, a bad store, an unknown id."""
-
-
-def emit_json(data: object, out: TextIO) -> None:
-    out.write(msgspec.json.format(msgspec.json.encode(data), indent=2).decode() + "\n")
 
 
 def format_time(ms: int) -> str:
@@ -167,7 +164,7 @@ def write_status_text(s: dict[str, Any], out: TextIO) -> None:
         else ""
     )
     out.write(
-        f"\n{s['session_id']}  {s['title']}\n"
+        f"\n{one_line(s['session_id'])}  {one_line(s['title'])}\n"
         f"  messages   {s['message_count']:,} ({s['total_tokens']:,} tokens){stored}\n"
         f"  pressure   {s['pending_history_tokens']:,} pending tokens: "
         f"{s['pressure']['of_threshold_pct']}% of threshold {s['threshold_tokens']:,}, "
@@ -176,7 +173,7 @@ def write_status_text(s: dict[str, Any], out: TextIO) -> None:
         f"{span_text}\n"
         f"  trigger    {s['decision']['explain']}\n"
         f"  spend      ${s['spent_usd']} of ${s['budget_usd']} budget{exhausted} "
-        f"({s['model']})\n"
+        f"({one_line(s['model'])})\n"
     )
 
 
@@ -213,11 +210,8 @@ async def compact_or_preview(
     try:
         preview = manager.preview(instructions)
         if preview is None:
-            print(
-                "nothing to compact: no complete tool cycle before the preserved tail",
-                file=sys.stderr,
-            )
-            return 1
+            warn("nothing to compact: no complete tool cycle before the preserved tail")
+            return exit_codes.NOTHING_DONE
         span = preview.span
         summary = {
             "session_id": manager.session_id,
@@ -236,19 +230,17 @@ async def compact_or_preview(
                 prepared = await manager.prepare(instructions)
                 outcome = manager.commit(prepared)
             except SummarizerError as error:
-                print(
-                    f"compaction call failed ({error.error_class.value}): {error}", file=sys.stderr
-                )
-                return 1
-            except SpanChanged as error:
-                print(f"{error}; nothing written: run it again", file=sys.stderr)
-                return 1
+                warn(f"compaction call failed ({error.error_class.value}): {error}")
+                return exit_codes.NOTHING_DONE
+            except (SpanChanged, ValueError) as error:
+                # ValueError: another writer compacted between preview and prepare (finding 8;
+                # the engine's NothingToCompact is one); nothing was written here.
+                warn(f"{error}; nothing written: run it again")
+                return exit_codes.NOTHING_DONE
             if outcome.status != "compacted" or outcome.record is None:
-                print(
-                    f"not compacted: {outcome.failure_mode}: {outcome.error_message}",
-                    file=sys.stderr,
-                )
-                return 1
+                warn(f"not compacted: {outcome.failure_mode}: {outcome.error_message}")
+                return exit_codes.NOTHING_DONE
+            exit_codes.note_commit()
             record = outcome.record
             summary.update(
                 revision=manager.revision,
@@ -266,13 +258,15 @@ async def compact_or_preview(
     head = "dry run (nothing written)" if dry_run else f"compacted: revision {summary['revision']}"
     cost = summary.get("cost_usd", summary["estimated_cost_usd"])
     out.write(
-        f"{manager.session_id}: {head}\n"
+        f"{one_line(manager.session_id)}: {head}
+"
         f"  span       messages {s['start']}..{s['compaction_watermark']} "
         f"({s['span_message_count']} "
         f"messages, {s['span_tokens']:,} tokens); nominal watermark {s['nominal_watermark']}, "
         f"slid back {s['slid_back_by']}\n"
-        f"  cache      {'hit' if summary['cache_hit'] else 'miss'} {summary['cache_key'][:16]}\n"
-        f"  cost       ${cost}{' estimated' if dry_run else ''} with {summary['model']}; "
+        f"  cache      {'hit' if summary['cache_hit'] else 'miss'} "
+        f"{one_line(summary['cache_key'][:16])}\n"
+        f"  cost       ${cost}{' estimated' if dry_run else ''} with {one_line(summary['model'])}; "
         f"spent ${summary['spent_usd']} of ${summary['budget_usd']}\n"
     )
     if not dry_run:
@@ -294,21 +288,38 @@ def compaction_json(stored: StoredCompaction) -> dict[str, Any]:
 def cmd_undo(workspace: Path, session_id: str, as_json: bool, out: TextIO) -> int:
     with open_store(workspace) as store:
         try:
-            store.session_info(session_id)
-            stored = store.undo_latest_compaction(session_id)
-        except UndoRefused as refused:
-            print(f"undo refused: {refused.reason}", file=sys.stderr)
-            return 1
+            before = store.session_info(session_id).revision
         except StoreError as error:
             raise CliError(str(error)) from None
+        try:
+            stored = store.undo_latest_compaction(session_id)
+        except UndoRefused as refused:
+            warn(f"undo refused: {refused.reason}")
+            return exit_codes.NOTHING_DONE
+        except StoreError as error:
+            # The undo may have committed and then failed to decode what it returned: the code
+            # must say what happened (finding 5), so look at the revision before saying "nothing".
+            if _revision_or_none(store, session_id) not in (None, before):
+                exit_codes.note_commit()
+                warn(f"undone, but reading the result back failed: {error}")
+                return exit_codes.OK
+            raise CliError(str(error)) from None
+        exit_codes.note_commit()
         revision = store.session_info(session_id).revision
     if as_json:
         emit_json({**compaction_json(stored), "session_revision": revision}, out)
         return 0
     record = stored.record
     out.write(
-        f"{session_id}: undid compaction {stored.compaction_id} ({record.kind}): "
+        f"{one_line(session_id)}: undid compaction {stored.compaction_id} ({record.kind}): "
         f"{record.span_message_count} messages restored at {record.watermark_before}; "
         f"revision {revision}\n"
     )
     return 0
+
+
+def _revision_or_none(store: SessionStore, session_id: str) -> object:
+    try:
+        return store.session_info(session_id).revision
+    except StoreError:
+        return None

@@ -24,8 +24,10 @@ from typing import TextIO
 
 from engine import ConfigError
 from engine.store import SessionStore, StoreError, store_path
+from metis_compaction_tui.cli import exit_codes
 from metis_compaction_tui.cli.cache import cmd_cache
 from metis_compaction_tui.cli.commands import CliError, cmd_compact, cmd_status, cmd_undo
+from metis_compaction_tui.cli.output import Output, OutputLost, warn
 from metis_compaction_tui.cli.transcripts import (
     cmd_inspect,
     cmd_transcript_compact,
@@ -202,17 +204,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.workspace, extra = Path(extra[0]), []
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    exit_codes.reset()
+    out = Output(sys.stdout)
     try:
         resolve_workspace(args)
-        return _dispatch(args, sys.stdout)
-    except CliError as error:
-        print(f"{PROG}: {error}", file=sys.stderr)
-        return 2
-    except (StoreError, ConfigError) as error:
-        print(f"{PROG}: {error}", file=sys.stderr)
-        return 2
+        code = _dispatch(args, out)  # type: ignore[arg-type]
+        out.flush()
+        return exit_codes.settle(code)
+    except OutputLost:
+        if exit_codes.committed():
+            warn(
+                f"{PROG}: committed, but the report could not be written (closed pipe or full disk)"
+            )
+        return exit_codes.settle(exit_codes.OUTPUT_LOST)
+    except (CliError, StoreError, ConfigError) as error:
+        warn(f"{PROG}: {error}")
+        return exit_codes.settle(exit_codes.USAGE)
     except KeyboardInterrupt:
-        return 130
+        return exit_codes.settle(exit_codes.INTERRUPTED)
 
 
 def _dispatch(args: argparse.Namespace, out: TextIO) -> int:

@@ -1,0 +1,126 @@
+"""The CLI's one output layer (issue 17, findings 9 and 14). Every subcommand writes through it.
+
+- Data read back (titles, ids, summaries, model names, error text) never reaches the terminal as
+  a control sequence: the app's rule, `safe_text.neutralise`, is applied to everything written as
+  text (ESC shows as `␛`), and `one_line()` also folds newlines for single-line fields so a title
+  cannot forge a line. JSON keeps the data exact: controls, C1 and bidi code points are written as
+  `\\uXXXX` escapes, which a JSON reader decodes back and a terminal never acts on.
+- A closed pipe (`status | head -1`) or a full disk (`cache list > /dev/full`) is not a
+  traceback: the stream is pointed at /dev/null (so the interpreter's last flush is quiet too)
+  and `OutputLost` ends the command; main maps it to an exit code (exit_codes.py).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import sys
+from typing import Any, TextIO
+
+import msgspec
+
+from metis_compaction_tui.safe_text import neutralise
+
+# What a closed reader or a full disk raises; anything else is a real error and propagates.
+_LOST_ERRNOS = frozenset({errno.EPIPE, errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG})
+# Inside encoded JSON these can only be in strings (the structure is ASCII), so escaping them
+# keeps it valid JSON that decodes to the same data.
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+class OutputLost(Exception):
+    """stdout could not be written (closed pipe, full disk); the stream is now /dev/null."""
+
+
+def one_line(value: object) -> str:
+    """A data field shown on one line: controls visible, newline and tab folded."""
+    return neutralise(str(value), single_line=True)
+
+
+def block(value: object) -> str:
+    """A data block (a summary): controls visible, newlines kept."""
+    return neutralise(str(value))
+
+
+def _silence(stream: TextIO) -> None:
+    """Point the stream's file descriptor at /dev/null, so buffered bytes and the interpreter's
+    flush at exit go nowhere instead of raising again ("Exception ignored ... BrokenPipeError")."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, fd)
+    finally:
+        os.close(null)
+
+
+class Output:
+    """A text stream that neutralises what it writes and turns a lost reader into OutputLost."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.lost = False
+
+    def write(self, text: str) -> int:
+        if self.lost:
+            raise OutputLost
+        self._guard(lambda: self.stream.write(neutralise(text)))
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.lost:
+            self._guard(self.stream.flush)
+
+    def isatty(self) -> bool:
+        try:
+            return self.stream.isatty()
+        except (AttributeError, ValueError):
+            return False
+
+    def _guard(self, call: Any) -> None:
+        try:
+            call()
+        except OSError as error:  # BrokenPipeError is one (EPIPE)
+            if error.errno not in _LOST_ERRNOS:
+                raise
+            self.lost = True
+            _silence(self.stream)
+            raise OutputLost from None
+
+
+def _scrub(data: Any) -> Any:
+    """Lone surrogates (undecodable bytes read back) as U+FFFD: JSON cannot carry them."""
+    if isinstance(data, str):
+        return _SURROGATES.sub("\ufffd", data)
+    if isinstance(data, dict):
+        return {_scrub(k): _scrub(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [_scrub(v) for v in data]
+    return data
+
+
+def json_text(data: object) -> str:
+    try:
+        encoded = msgspec.json.encode(data)
+    except UnicodeEncodeError:
+        encoded = msgspec.json.encode(_scrub(msgspec.to_builtins(data)))
+    text = msgspec.json.format(encoded, indent=2).decode()
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def emit_json(data: object, out: TextIO) -> None:
+    out.write(json_text(data) + "\n")
+
+
+def warn(text: str) -> None:
+    """One message on stderr, neutralised; a lost stderr is ignored (there is nowhere to say so)."""
+    err = Output(sys.stderr)
+    try:
+        err.write(text + "\n")
+        err.flush()
+    except OutputLost:
+        pass
