@@ -1,0 +1,204 @@
+"""Summary quality: how many planted facts survive when a whole scripted session is compacted.
+
+Two sets of scripted coding sessions (set_a.py to tune on, set_b.py held out: written and committed
+before tuning). Each session is summarized whole with an output budget of MAX_TOKENS (counted with
+the engine's estimator), and a fact counts as kept when all its needles appear in the summary.
+Two baselines bound the figures: the first sentence of every message, and truncation (the newest
+messages that fit, what §3.4's fallback keeps).
+
+    python tests/perf/quality/bench.py            # the table: both sets, by kind of fact, sizes
+    python tests/perf/quality/bench.py --json     # the same figures as JSON
+    python tests/perf/quality/bench.py --misses A # which facts of set A were lost (tuning aid)
+
+Other code calls `score(summarize_fn)`: summarize_fn(messages, max_tokens) -> text (or an
+awaitable of it); the result is a dict of figures per set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import inspect
+import json
+import re
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+
+from engine.messages import Message, TextContentBlock, ToolResultContentBlock, ToolUseContentBlock
+from engine.summarizers.base import Summarizer, SummaryRequest
+from engine.summarizers.extractive import ExtractiveSummarizer
+from engine.summarizers.prompt import COMPACTION_SUMMARY_PROMPT_VERSION
+from engine.tokens import estimate_text_tokens
+from tests.perf._util import table
+from tests.perf.quality import set_a, set_b
+from tests.perf.quality.script import KINDS, Session
+
+MAX_TOKENS = 300
+SETS: dict[str, list[Session]] = {"A": set_a.SESSIONS, "B": set_b.SESSIONS}
+
+SummarizeFn = Callable[[tuple[Message, ...], int], "str | Awaitable[str]"]
+
+
+def kept(text: str, needles: Sequence[str]) -> bool:
+    lowered = text.lower()
+    return all(needle.lower() in lowered for needle in needles)
+
+
+def score(
+    summarize_fn: SummarizeFn, *, sets: Sequence[str] = ("A", "B"), max_tokens: int = MAX_TOKENS
+) -> dict[str, dict[str, object]]:
+    """Per set: facts kept / total, rate, by kind, summary sizes, over-budget count, per session."""
+    return asyncio.run(_score(summarize_fn, sets, max_tokens))
+
+
+async def _score(
+    summarize_fn: SummarizeFn, sets: Sequence[str], max_tokens: int
+) -> dict[str, dict[str, object]]:
+    figures: dict[str, dict[str, object]] = {}
+    for set_name in sets:
+        by_kind = {kind: [0, 0] for kind in KINDS}
+        sizes: list[int] = []
+        input_sizes: list[int] = []
+        sessions: list[dict[str, object]] = []
+        for session in SETS[set_name]:
+            messages = session.build()
+            text = summarize_fn(messages, max_tokens)
+            if inspect.isawaitable(text):
+                text = await text
+            assert isinstance(text, str)
+            sizes.append(estimate_text_tokens(text))
+            input_sizes.append(sum(estimate_text_tokens(m.text()) for m in messages))
+            missed: list[str] = []
+            for fact in session.facts:
+                by_kind[fact.kind][1] += 1
+                if kept(text, fact.needles):
+                    by_kind[fact.kind][0] += 1
+                else:
+                    missed.append(f"{fact.kind}: {fact.note} {fact.needles}")
+            sessions.append({"name": session.name, "facts": len(session.facts), "missed": missed})
+        kept_total = sum(k for k, _ in by_kind.values())
+        total = sum(n for _, n in by_kind.values())
+        figures[set_name] = {
+            "kept": kept_total,
+            "facts": total,
+            "rate": round(kept_total / total, 3),
+            "by_kind": {kind: {"kept": k, "facts": n} for kind, (k, n) in by_kind.items()},
+            "summary_tokens_mean": round(sum(sizes) / len(sizes)),
+            "summary_tokens_max": max(sizes),
+            "over_budget": sum(size > max_tokens for size in sizes),
+            "session_tokens_mean": round(sum(input_sizes) / len(input_sizes)),
+            "sessions": sessions,
+        }
+    return figures
+
+
+def summarizer_fn(summarizer: Summarizer) -> SummarizeFn:
+    """Any Summarizer object as a summarize_fn."""
+
+    async def summarize(messages: tuple[Message, ...], max_tokens: int) -> str:
+        request = SummaryRequest(
+            span=messages, prompt_version=COMPACTION_SUMMARY_PROMPT_VERSION, max_tokens=max_tokens
+        )
+        return (await summarizer.summarize(request)).text
+
+    return summarize
+
+
+# -- baselines ---------------------------------------------------------------------------------
+
+
+def _block_texts(message: Message) -> list[str]:
+    texts: list[str] = []
+    for block in message.content:
+        if isinstance(block, TextContentBlock):
+            texts.append(block.text)
+        elif isinstance(block, ToolUseContentBlock):
+            texts.append(f"{block.name} {json.dumps(block.input)}")
+        elif isinstance(block, ToolResultContentBlock):
+            texts.append(block.content)
+    return texts
+
+
+def _fit(lines: list[str], max_tokens: int) -> str:
+    out: list[str] = []
+    for line in lines:
+        if estimate_text_tokens("\n".join([*out, line])) > max_tokens:
+            break
+        out.append(line)
+    return "\n".join(out)
+
+
+def first_sentence(messages: tuple[Message, ...], max_tokens: int) -> str:
+    """The first sentence (or line) of every block, oldest first, while it fits."""
+    lines = [
+        re.split(r"(?<=[.!?])\s|\n", text.strip(), maxsplit=1)[0]
+        for message in messages
+        for text in _block_texts(message)
+        if text.strip()
+    ]
+    return _fit(lines, max_tokens)
+
+
+def truncation(messages: tuple[Message, ...], max_tokens: int) -> str:
+    """The newest lines that fit: what dropping the oldest messages leaves."""
+    lines = [line for m in messages for text in _block_texts(m) for line in text.splitlines()]
+    return "\n".join(reversed(_fit(list(reversed(lines)), max_tokens).splitlines()))
+
+
+def methods() -> dict[str, SummarizeFn]:
+    return {
+        "local:extractive": summarizer_fn(ExtractiveSummarizer()),
+        "first sentence": first_sentence,
+        "truncation": truncation,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json", action="store_true", help="figures as JSON")
+    parser.add_argument("--sets", default="AB", help="which sets (A, B or AB)")
+    parser.add_argument("--misses", metavar="SET", help="list the facts lost on this set")
+    parser.add_argument("--max-tokens", type=int, default=MAX_TOKENS)
+    args = parser.parse_args(argv)
+    sets = [s for s in args.sets.upper() if s in SETS]
+    results = {
+        name: score(fn, sets=sets, max_tokens=args.max_tokens) for name, fn in methods().items()
+    }
+    if args.json:
+        for by_set in results.values():
+            for figures in by_set.values():
+                figures.pop("sessions")
+        print(json.dumps({"max_tokens": args.max_tokens, "results": results}, indent=2))
+        return 0
+    if args.misses:
+        for session in results["local:extractive"][args.misses.upper()]["sessions"]:
+            for miss in session["missed"]:  # type: ignore[union-attr]
+                print(f"{session['name']}: {miss}")
+        return 0
+    headers = ["method", "set", "kept", *KINDS, "summary tokens (mean/max)", "over budget"]
+    rows = []
+    for name, by_set in results.items():
+        for set_name, f in by_set.items():
+            kinds = f["by_kind"]
+            rows.append(
+                [
+                    name,
+                    set_name,
+                    f"{f['rate']:.2f} ({f['kept']}/{f['facts']})",
+                    *(f"{kinds[k]['kept']}/{kinds[k]['facts']}" for k in KINDS),  # type: ignore[index]
+                    f"{f['summary_tokens_mean']}/{f['summary_tokens_max']}",
+                    f["over_budget"],
+                ]
+            )
+    sizes = {s: results["truncation"][s]["session_tokens_mean"] for s in sets}
+    print(f"Budget {args.max_tokens} tokens per summary; mean session size {sizes} tokens.\n")
+    print(table(headers, rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
