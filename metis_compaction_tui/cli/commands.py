@@ -258,8 +258,7 @@ async def compact_or_preview(
     head = "dry run (nothing written)" if dry_run else f"compacted: revision {summary['revision']}"
     cost = summary.get("cost_usd", summary["estimated_cost_usd"])
     out.write(
-        f"{one_line(manager.session_id)}: {head}
-"
+        f"{one_line(manager.session_id)}: {head}\n"
         f"  span       messages {s['start']}..{s['compaction_watermark']} "
         f"({s['span_message_count']} "
         f"messages, {s['span_tokens']:,} tokens); nominal watermark {s['nominal_watermark']}, "
