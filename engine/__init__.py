@@ -69,7 +69,8 @@ _HOME: dict[str, str] = {
     "make_summarizer": "engine.summarizers",
     "plan_span": "engine.policy.span",
     "plan_truncation": "engine.policy.span",
-    "plan_turn": "engine.manager",
+    "plan_turn": "engine.policy.plan",
+    "NothingToCompact": "engine.errors",
     "project_compactions": "engine.policy.projection",
     "redact": "engine.events",
     "splice": "engine.policy.splice",
@@ -103,6 +104,7 @@ __all__ = [
     "HistoryError",
     "Message",
     "MessageMetadata",
+    "NothingToCompact",
     "PreparedCompaction",
     "ProjectedCompaction",
     "Projection",
@@ -168,6 +170,7 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and editors only
     from engine.cache import AsyncCompactionCache, CacheRow, CacheUnavailable, CompactionCache
     from engine.cache_key import canonical_bytes, canonicalize, compute_cache_key
     from engine.config import CompactionConfig, ConfigError
+    from engine.errors import NothingToCompact
     from engine.events import (
         PAYLOAD_REGISTRY,
         CompactionCompleted,
@@ -181,7 +184,7 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and editors only
         redact,
     )
     from engine.history import History, text_message
-    from engine.manager import SessionManager, SessionPersistence, plan_turn
+    from engine.manager import SessionManager, SessionPersistence
     from engine.messages import (
         ContentBlock,
         HistoryError,
@@ -205,6 +208,7 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and editors only
         SpanChanged,
         TurnPlan,
     )
+    from engine.policy.plan import plan_turn
     from engine.policy.projection import ProjectedCompaction, Projection, project_compactions
     from engine.policy.span import (
         SpanPlan,

@@ -7,3 +7,12 @@ class ConfigError(ValueError):
     def __init__(self, knob: str, detail: str) -> None:
         super().__init__(f"{knob}: {detail}")
         self.knob = knob
+
+
+class NothingToCompact(ValueError):
+    """A compaction was asked for but there is no span; `reason` says why. A ValueError, as the
+    bare error it replaces was, so callers that caught that still catch it."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"nothing to compact: {reason}")
+        self.reason = reason

@@ -17,7 +17,7 @@ from typing import Literal, Protocol
 from engine.cache import CacheRow, CompactionCache
 from engine.cache_key import compute_cache_key
 from engine.config import CompactionConfig
-from engine.errors import ConfigError
+from engine.errors import ConfigError, NothingToCompact
 from engine.events import (
     CompactionCompleted,
     CompactionEvent,
@@ -38,15 +38,14 @@ from engine.outcomes import (
     SpanChanged,
     TurnPlan,
 )
+from engine.policy.plan import plan_turn
 from engine.policy.span import (
     SpanPlan,
-    has_compactable_messages,
-    pending_history_tokens,
     plan_span,
     plan_truncation,
 )
 from engine.policy.splice import bridge, splice, summary_message, truncation_notice
-from engine.policy.trigger import TriggerAction, decide_trigger
+from engine.policy.trigger import TriggerAction
 from engine.summarizers import Summarizer, SummarizerError, SummaryRequest, make_summarizer
 from engine.tokens import TokenCounter, estimate_message_tokens
 
@@ -270,11 +269,11 @@ class SessionManager:
         self, instructions: str | None = None, *, trigger: Trigger = "manual"
     ) -> PreparedCompaction:
         """Make the summary for the current span without changing the history. Raises
-        SummarizerError on a failed call, ValueError when there is nothing to compact."""
+        SummarizerError on a failed call, NothingToCompact (a ValueError) when there is no span."""
         self.sync()
         span = plan_span(self.history, self.config.compaction_preserve_recent_turns)
         if span is None:
-            raise ValueError("nothing to compact: no complete tool cycle before the preserved tail")
+            raise NothingToCompact("no complete tool cycle before the preserved tail")
         return await self._prepare(span, instructions or None, trigger)
 
     def commit(self, prepared: PreparedCompaction, turn_id: str | None = None) -> CompactionOutcome:
@@ -664,32 +663,3 @@ class SessionManager:
     async def aclose(self) -> None:
         if self._summarizer is not None:
             await self._summarizer.aclose()
-
-
-def plan_turn(history: History, config: CompactionConfig, spent_usd: Decimal) -> TurnPlan:
-    """The whole §3.1-§3.3 decision for one turn, as data. O(1) plus the boundary slide."""
-    preserve = config.compaction_preserve_recent_turns
-    pending = pending_history_tokens(history, preserve)
-    span = plan_span(history, preserve)
-    irreducible = None
-    reducible = False  # nothing compactable: a soft trigger would only fail every turn
-    if span is not None:
-        # No loops: when what compaction cannot remove (earlier summaries, a message kept for a
-        # tool cycle) is over the threshold by itself, a soft compaction would fire every turn.
-        irreducible = pending - span.span_tokens
-        reducible = irreducible < config.compaction_threshold_tokens
-    elif has_compactable_messages(history, preserve):
-        # §3.3: a candidate range with no tool-cycle boundary is reported as no_valid_boundary
-        # when the trigger fires (an event, no call), not hidden as not reducible.
-        reducible = True
-    decision = decide_trigger(pending, config, spent_usd, reducible=reducible)
-    return TurnPlan(
-        decision=decision,
-        span=span,
-        boundary_found=span is not None or not has_compactable_messages(history, preserve),
-        floor=history.floor,
-        stable_prefix_end=history.stable_prefix_end,
-        message_count=len(history),
-        preserve_recent_turns=preserve,
-        irreducible_tokens=irreducible,
-    )

@@ -25,7 +25,8 @@ from engine.events import CompactionEvent, encode_event, event_type
 from engine.history import History
 from engine.manager import SessionManager
 from engine.messages import HistoryError, Message
-from engine.outcomes import CompactionRecord, SessionSnapshot
+from engine.outcomes import CompactionRecord, SessionSnapshot, TurnPlan
+from engine.policy.plan import plan_turn
 from engine.store import sql as store_sql
 from engine.store.rows import (
     COMPACTION_COLUMNS,
@@ -203,6 +204,17 @@ class SessionStore:
     def snapshot(self, session_id: str) -> SessionSnapshot:
         with self._read() as conn:
             return store_sql.read_snapshot(conn, self._session(conn, session_id))
+
+    def plan(self, session_id: str) -> TurnPlan:
+        """What the trigger would do for this session now: `plan_turn` over its active history,
+        the same call the manager and the dashboard make (a cheaper shortcut once drifted)."""
+        with self._read() as conn:
+            info = self._session(conn, session_id)
+            snap = store_sql.read_snapshot(conn, info)
+        history = History(
+            snap.messages, stable_prefix_end=snap.stable_prefix_end, tokens=snap.tokens
+        )
+        return plan_turn(history, info.config, info.spent_usd)
 
     def view(self, session_id: str) -> SessionView:
         """Info, active history, compactions and the write log from one read transaction, so

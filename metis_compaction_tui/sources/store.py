@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine import CompactionConfig, History, SessionManager, decide_trigger
+from engine import CompactionConfig, History, SessionManager
 from metis_compaction_tui.sources.base import (
     ActionRefused,
     SessionRow,
@@ -146,18 +146,11 @@ class StoreSource:
         )
 
     def _session_row(self, info: Any) -> SessionRow:
-        """Live pressure without the history: the prefix and the preserved tail are read (a few
-        rows each) and taken off the total (§3.1 step 1)."""
-        store, config = self._feed(), info.config
-        preserve = config.compaction_preserve_recent_turns
-        count = info.message_count
-        prefix = sum(
-            m.tokens for m in store.active_messages(info.session_id, 0, info.stable_prefix_end)
-        )
-        tail_start = max(info.stable_prefix_end, count - preserve)
-        tail = sum(m.tokens for m in store.active_messages(info.session_id, tail_start, count))
-        pending = max(0, info.total_tokens - prefix - tail)
-        decision = decide_trigger(pending, config, info.spent_usd)
+        """The engine's plan for the session (SessionStore.plan -> plan_turn): the list and the
+        dashboard ask the same function, so they agree on the trigger."""
+        config, count = info.config, info.message_count
+        decision = self._feed().plan(info.session_id).decision
+        pending = decision.pending_history_tokens
         return SessionRow(
             info.session_id,
             info.title,
