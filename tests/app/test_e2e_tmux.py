@@ -27,7 +27,10 @@ import pytest
 from engine.store import SessionStore
 from tests.app.app_helpers import cache_keys
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 WIDTH, HEIGHT = 100, 30

@@ -11,7 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.hostile.conftest import ROOT
+
+pytestmark = pytest.mark.slow  # minutes of real processes; not in the fast subset
 
 LOAD = Path(__file__).with_name("load.py")
 

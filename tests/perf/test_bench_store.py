@@ -8,6 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # minutes of real processes; not in the fast subset
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

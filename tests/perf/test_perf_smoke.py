@@ -23,6 +23,8 @@ from metis_compaction_tui.demo.workload import (
     scripted_session,
 )
 
+pytestmark = pytest.mark.slow  # minutes of real processes; not in the fast subset
+
 ROOT = Path(__file__).resolve().parents[2]
 PERF = ROOT / "tests" / "perf"
 SEEDS = (0, 1, 2, 3, 4)
