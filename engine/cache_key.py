@@ -59,6 +59,7 @@ def canonical_bytes(
     summarization_max_tokens: int,
     instructions: str | None = None,
     message_bytes: Sequence[bytes] | None = None,
+    request_variant: str | None = None,
 ) -> bytes:
     """The exact bytes of §5.1's `msgpack.dumps({...})`. The span array is assembled from each
     message's canonical bytes (`message_bytes` when the caller already has them)."""
@@ -76,6 +77,10 @@ def canonical_bytes(
         # A manual compaction's instructions change the summary, so they must change the key;
         # absent, the payload is exactly the spec's.
         rest["summarization_instructions"] = instructions
+    if request_variant:
+        # A request that differs from the plain one (engine.summarizers.request: trimmed tool
+        # outputs, the session's cached prefix) may summarize differently; absent, the spec's.
+        rest["summarization_request"] = request_variant
     packer = msgpack.Packer()
     head = packer.pack_map_header(len(rest) + 1) + packer.pack("messages")
     head += packer.pack_array_header(len(message_bytes))
@@ -91,6 +96,7 @@ def compute_cache_key(
     summarization_max_tokens: int,
     instructions: str | None = None,
     message_bytes: Sequence[bytes] | None = None,
+    request_variant: str | None = None,
 ) -> str:
     """§5.1: sha256 hex of `canonical_bytes`."""
     data = canonical_bytes(
@@ -100,5 +106,6 @@ def compute_cache_key(
         summarization_max_tokens=summarization_max_tokens,
         instructions=instructions,
         message_bytes=message_bytes,
+        request_variant=request_variant,
     )
     return hashlib.sha256(data).hexdigest()

@@ -12,6 +12,9 @@ from engine.summarizers.pricing import price_for
 from engine.summarizers.prompt import COMPACTION_SUMMARY_PROMPT_VERSION
 
 KNOWN_MODEL_PREFIXES = ("anthropic:", "local:")
+# engine.policy.strategies: what a compaction does to its span (summarize it, mask old tool
+# results, mask then summarize if that is not enough, or fold the previous summary in, §12.4).
+COMPACTION_STRATEGIES = ("summarize", "mask", "hybrid", "recompact")
 LOCAL_MODELS = ("local:extractive",)
 
 
@@ -25,6 +28,8 @@ class CompactionConfig(msgspec.Struct, frozen=True, kw_only=True):
     compaction_cache_max_rows: int = 1000
     # Not a §11 knob, but part of the §5.1 key: the summary's output budget.
     compaction_max_summary_tokens: int = 2_000
+    # Not a §11 knob: which engine.policy.strategies strategy a compaction runs.
+    compaction_strategy: str = "summarize"
 
     def __post_init__(self) -> None:
         _positive("compaction_threshold_tokens", self.compaction_threshold_tokens)
@@ -61,6 +66,12 @@ class CompactionConfig(msgspec.Struct, frozen=True, kw_only=True):
         if not isinstance(budget, Decimal) or not budget.is_finite() or budget < 0:
             raise ConfigError(
                 "compaction_max_cost_per_session_usd", f"{budget!r} must be a Decimal of 0 or more"
+            )
+        if self.compaction_strategy not in COMPACTION_STRATEGIES:
+            raise ConfigError(
+                "compaction_strategy",
+                f"{self.compaction_strategy!r}: the strategies are "
+                f"{', '.join(COMPACTION_STRATEGIES)}",
             )
         if not self.compaction_summary_prompt_version:
             raise ConfigError("compaction_summary_prompt_version", "must not be empty")

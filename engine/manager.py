@@ -44,7 +44,14 @@ from engine.policy.span import (
     plan_span,
     plan_truncation,
 )
-from engine.policy.splice import bridge, splice, summary_message, truncation_notice
+from engine.policy.splice import (
+    bridge,
+    splice,
+    splice_masked,
+    summary_message,
+    truncation_notice,
+)
+from engine.policy.strategies import StrategyPlan, fold_start, masked_span, plan_strategy
 from engine.policy.trigger import TriggerAction
 from engine.summarizers import Summarizer, SummarizerError, SummaryRequest, make_summarizer
 from engine.tokens import TokenCounter, estimate_message_tokens
@@ -97,6 +104,7 @@ class SessionManager:
         compaction_summary_prompt_version: str = "1.0.0",
         compaction_cache_max_rows: int = 1000,
         compaction_max_summary_tokens: int = 2_000,
+        compaction_strategy: str = "summarize",
         workspace: Path | None = None,
         summarizer: Summarizer | None = None,
         token_counter: TokenCounter | None = None,
@@ -117,6 +125,7 @@ class SessionManager:
             compaction_summary_prompt_version=compaction_summary_prompt_version,
             compaction_cache_max_rows=compaction_cache_max_rows,
             compaction_max_summary_tokens=compaction_max_summary_tokens,
+            compaction_strategy=compaction_strategy,
         )
         self.session_id = session_id or uuid.uuid4().hex
         validate_history(history)
@@ -212,6 +221,15 @@ class SessionManager:
             self._failed(turn_id, plan.floor, 0, "no_valid_boundary")
             return CompactionOutcome(status="failed", plan=plan, failure_mode="no_valid_boundary")
         span = plan.span
+        if plan.action is None:
+            # The strategy has nothing to do with this span (`mask`: no result long enough to
+            # mask). Only the hard cap gets here (not reducible otherwise): §3.4 truncation.
+            return self._truncate(
+                plan,
+                turn_id,
+                "validation_failed",
+                detail=f"the {plan.strategy} strategy has nothing left to remove at the hard cap",
+            )
         self._emit(
             CompactionStarted(
                 self.session_id,
@@ -234,6 +252,8 @@ class SessionManager:
                 "at the hard cap",
             )
         try:
+            if plan.action == "mask":
+                return self._commit(plan, self._mask(span, trigger), turn_id)
             return await self._summarize_and_commit(plan, span, turn_id, trigger, None)
         except SpanChanged:
             # Another process (the app's "compact now") committed first: take its result.
@@ -245,9 +265,25 @@ class SessionManager:
     def preview(self, instructions: str | None = None) -> CompactionPreview | None:
         """What "compact now" would do; None when there is no span to compact."""
         self.sync()
-        span = plan_span(self.history, self.config.compaction_preserve_recent_turns)
-        if span is None:
+        planned = self._strategy_plan()
+        if planned is None:
             return None
+        span = planned.span
+        if planned.action == "mask":
+            # No call and nothing cached: a mask is computed from the span itself.
+            return CompactionPreview(
+                span=span,
+                cache_key="",
+                cache_hit=False,
+                model=self.config.compaction_model,
+                estimated_cost_usd=Decimal(0),
+                spent_usd=self.spent_usd,
+                budget_usd=self.config.compaction_max_cost_per_session_usd,
+                instructions=instructions or None,
+                strategy=planned.strategy,
+                action=planned.action,
+                expected_saved_tokens=planned.expected_saved_tokens,
+            )
         key = self._cache_key(span, instructions)
         hit = self.cache is not None and self.cache.peek(key) is not None
         return CompactionPreview(
@@ -263,6 +299,9 @@ class SessionManager:
             spent_usd=self.spent_usd,
             budget_usd=self.config.compaction_max_cost_per_session_usd,
             instructions=instructions or None,
+            strategy=planned.strategy,
+            action=planned.action,
+            expected_saved_tokens=planned.expected_saved_tokens,
         )
 
     async def prepare(
@@ -271,10 +310,17 @@ class SessionManager:
         """Make the summary for the current span without changing the history. Raises
         SummarizerError on a failed call, NothingToCompact (a ValueError) when there is no span."""
         self.sync()
-        span = plan_span(self.history, self.config.compaction_preserve_recent_turns)
-        if span is None:
-            raise NothingToCompact("no complete tool cycle before the preserved tail")
-        return await self._prepare(span, instructions or None, trigger)
+        planned = self._strategy_plan()
+        if planned is None:
+            raise NothingToCompact(
+                "no complete tool cycle before the preserved tail"
+                if plan_span(self.history, self.config.compaction_preserve_recent_turns) is None
+                else f"the {self.config.compaction_strategy} strategy finds no tool result long "
+                "enough to mask"
+            )
+        if planned.action == "mask":
+            return self._mask(planned.span, trigger)
+        return await self._prepare(planned.span, instructions or None, trigger)
 
     def commit(self, prepared: PreparedCompaction, turn_id: str | None = None) -> CompactionOutcome:
         """Splice an accepted summary in. Raises SpanChanged if the span is no longer as it was,
@@ -282,7 +328,9 @@ class SessionManager:
         synced to what is stored before it raises, so a new preview starts from there."""
         span = prepared.span
         current = tuple(m.id for m in self.history.messages[span.start : span.compaction_watermark])
-        if current != prepared.span_ids or self.history.floor != span.start:
+        # A span starts at the floor, or at the prefix end when it folds earlier summaries in.
+        starts = (self.history.floor, fold_start(self.history))
+        if current != prepared.span_ids or span.start not in starts:
             self.sync()
             raise SpanChanged(
                 f"the span {span.start}..{span.compaction_watermark} changed since it was "
@@ -307,6 +355,41 @@ class SessionManager:
 
     # -- internals -----------------------------------------------------------------------------
 
+    def _strategy_plan(self) -> StrategyPlan | None:
+        config = self.config
+        return plan_strategy(
+            self.history,
+            config.compaction_strategy,
+            config.compaction_preserve_recent_turns,
+            config.compaction_threshold_tokens,
+            config.compaction_max_summary_tokens,
+        )
+
+    def _mask(self, span: SpanPlan, trigger: Trigger) -> PreparedCompaction:
+        """engine.policy.strategies `mask`: the span's tool results as placeholders, no call."""
+        replacement = tuple(masked_span(self.history, span.start, span.compaction_watermark))
+        return PreparedCompaction(
+            session_id=self.session_id,
+            span=span,
+            span_ids=tuple(
+                m.id for m in self.history.messages[span.start : span.compaction_watermark]
+            ),
+            summary="",
+            model=self.config.compaction_model,
+            prompt_version=self.config.compaction_summary_prompt_version,
+            cache_key="",
+            cache_hit=False,
+            tokens_in=span.span_tokens,
+            tokens_out=0,
+            cost_usd=Decimal(0),
+            latency_ms=0,
+            instructions=None,
+            trigger=trigger,
+            strategy=self.config.compaction_strategy,
+            action="mask",
+            replacement=replacement,
+        )
+
     def _cache_key(self, span: SpanPlan, instructions: str | None) -> str:
         return compute_cache_key(
             self.history.messages[span.start : span.compaction_watermark],
@@ -315,6 +398,9 @@ class SessionManager:
             summarization_max_tokens=self.config.compaction_max_summary_tokens,
             instructions=instructions,
             message_bytes=self.history.canonical_bytes(span.start, span.compaction_watermark),
+            # A summarizer whose request differs from the plain one (trimmed tool outputs, the
+            # session's cached prefix) may summarize differently: its variant is in the key.
+            request_variant=getattr(self.summarizer, "request_variant", None),
         )
 
     async def _prepare(
@@ -331,6 +417,7 @@ class SessionManager:
             cache_key=key,
             instructions=instructions,
             trigger=trigger,
+            strategy=self.config.compaction_strategy,
         )
         if cached is not None:
             # §5.3: a hit makes no call and costs nothing.
@@ -349,6 +436,8 @@ class SessionManager:
             prompt_version=self.config.compaction_summary_prompt_version,
             max_tokens=self.config.compaction_max_summary_tokens,
             instructions=instructions,
+            history=tuple(self.history.messages),
+            span_start=span.start,
         )
         try:
             result = await self.summarizer.summarize(request)
@@ -379,6 +468,7 @@ class SessionManager:
             tokens_out=result.tokens_out,
             cost_usd=result.cost_usd,
             latency_ms=result.latency_ms,
+            usage=result.usage,
             **common,  # type: ignore[arg-type]
         )
 
@@ -447,31 +537,44 @@ class SessionManager:
         self, plan: TurnPlan, prepared: PreparedCompaction, turn_id: str
     ) -> CompactionOutcome:
         span = prepared.span
-        if not prepared.summary.strip():
-            return self._validation_failed(plan, turn_id, span, "the summary is empty", prepared)
-        message = summary_message(
-            model=prepared.model,
-            watermark_before=span.start,
-            watermark_after=span.compaction_watermark,
-            summary=prepared.summary,
-            cache_key=prepared.cache_key,
-        )
-        try:
-            spliced, replacement = splice(
-                self.history, span.start, span.compaction_watermark, message
+        message: Message | None = None
+        if prepared.action == "mask":
+            try:
+                spliced, replacement = splice_masked(
+                    self.history, span.start, span.compaction_watermark, prepared.replacement
+                )
+            except HistoryError as error:  # pragma: no cover - copies keep every pair and role
+                return self._validation_failed(plan, turn_id, span, str(error), prepared)
+        else:
+            if not prepared.summary.strip():
+                return self._validation_failed(
+                    plan, turn_id, span, "the summary is empty", prepared
+                )
+            message = summary_message(
+                model=prepared.model,
+                watermark_before=span.start,
+                watermark_after=span.compaction_watermark,
+                summary=prepared.summary,
+                cache_key=prepared.cache_key,
             )
-        except HistoryError as error:
-            return self._validation_failed(plan, turn_id, span, str(error), prepared)
+            try:
+                spliced, replacement = splice(
+                    self.history, span.start, span.compaction_watermark, message
+                )
+            except HistoryError as error:
+                return self._validation_failed(plan, turn_id, span, str(error), prepared)
         record = CompactionRecord(
-            kind="summary",
+            kind="mask" if prepared.action == "mask" else "summary",
             turn_id=turn_id,
             watermark_before=span.start,
             watermark_after=span.compaction_watermark,
             span_message_count=span.span_message_count,
             span_token_count_in=span.span_tokens,
-            span_token_count_out=prepared.tokens_out,
+            span_token_count_out=prepared.tokens_out
+            if message is not None
+            else sum(spliced.tokens[span.start : span.start + len(replacement)]),
             replacement_count=len(replacement),
-            cache_key=prepared.cache_key,
+            cache_key=prepared.cache_key or None,
             cache_hit=prepared.cache_hit,
             model=prepared.model,
             prompt_version=prepared.prompt_version,
@@ -479,8 +582,12 @@ class SessionManager:
             latency_ms=prepared.latency_ms,
             trigger=prepared.trigger,
             instructions=prepared.instructions,
-            summary_message_id=message.id,
+            summary_message_id=(message or replacement[0]).id,
             created_at_ms=self._clock(),
+            strategy=prepared.strategy,
+            history_tokens_before=self.history.total_tokens,
+            history_tokens_after=spliced.total_tokens,
+            usage=prepared.usage,
         )
         self._persist_replacement(spliced, span.start, prepared.span_ids, replacement, record)
         self._emit(
@@ -491,7 +598,7 @@ class SessionManager:
                 span.compaction_watermark,
                 span.span_message_count,
                 span.span_tokens,
-                prepared.tokens_out,
+                record.span_token_count_out,
                 prepared.cache_hit,
                 prepared.cache_key,
                 prepared.cost_usd,

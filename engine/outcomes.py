@@ -11,6 +11,7 @@ from engine.events import FailureMode
 from engine.messages import Message
 from engine.policy.span import SpanPlan
 from engine.policy.trigger import TriggerDecision
+from engine.summarizers.pricing import CallUsage
 
 
 class TurnPlan(msgspec.Struct, frozen=True):
@@ -24,6 +25,11 @@ class TurnPlan(msgspec.Struct, frozen=True):
     message_count: int
     preserve_recent_turns: int
     irreducible_tokens: int | None  # pending tokens compaction of this span cannot remove
+    # engine.policy.strategies: the configured strategy, what it would do with `span` (summarize
+    # or mask; None: nothing to do), and the tokens that is expected to remove.
+    strategy: str = "summarize"
+    action: str | None = None
+    expected_saved_tokens: int | None = None
 
 
 class CompactionPreview(msgspec.Struct, frozen=True):
@@ -37,6 +43,9 @@ class CompactionPreview(msgspec.Struct, frozen=True):
     spent_usd: Decimal
     budget_usd: Decimal
     instructions: str | None
+    strategy: str = "summarize"
+    action: str = "summarize"  # "mask": no call, nothing cached (cache_key is "")
+    expected_saved_tokens: int | None = None
 
 
 class PreparedCompaction(msgspec.Struct, frozen=True):
@@ -58,12 +67,17 @@ class PreparedCompaction(msgspec.Struct, frozen=True):
     latency_ms: int
     instructions: str | None
     trigger: Literal["threshold", "hard_cap", "manual"]
+    strategy: str = "summarize"
+    # "mask": no call was made; `replacement` holds the masked copies of the span.
+    action: Literal["summarize", "mask"] = "summarize"
+    replacement: tuple[Message, ...] = ()
+    usage: CallUsage | None = None  # the call's usage as the provider reported it
 
 
 class CompactionRecord(msgspec.Struct, frozen=True, kw_only=True):
     """One committed compaction or truncation, as the store keeps it beside the archived span."""
 
-    kind: Literal["summary", "truncation"]
+    kind: Literal["summary", "truncation", "mask"]
     turn_id: str
     watermark_before: int
     watermark_after: int
@@ -81,6 +95,12 @@ class CompactionRecord(msgspec.Struct, frozen=True, kw_only=True):
     instructions: str | None = None
     summary_message_id: str | None = None
     created_at_ms: int = 0
+    # engine.policy.strategies: which strategy ran (None: written before strategies existed).
+    strategy: str | None = None
+    # The active history's tokens just before and just after: what the compaction saved.
+    history_tokens_before: int = 0
+    history_tokens_after: int = 0
+    usage: CallUsage | None = None  # the compaction call's usage (None: no call, or a cache hit)
 
 
 Status = Literal["skipped", "compacted", "failed", "truncated"]

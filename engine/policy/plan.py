@@ -9,26 +9,44 @@ from engine.config import CompactionConfig
 from engine.history import History
 from engine.outcomes import TurnPlan
 from engine.policy.span import has_compactable_messages, pending_history_tokens, plan_span
+from engine.policy.strategies import plan_strategy
 from engine.policy.trigger import decide_trigger
 
 
 def plan_turn(history: History, config: CompactionConfig, spent_usd: Decimal) -> TurnPlan:
-    """The whole §3.1-§3.3 decision for one turn, as data. O(1) plus the boundary slide."""
+    """The whole §3.1-§3.3 decision for one turn, as data, with what the configured strategy
+    (engine.policy.strategies) would do. O(1) plus the boundary slide for `summarize`; a mask's
+    estimate reads the span's tool results."""
     preserve = config.compaction_preserve_recent_turns
     pending = pending_history_tokens(history, preserve)
-    span = plan_span(history, preserve)
+    planned = plan_strategy(
+        history,
+        config.compaction_strategy,
+        preserve,
+        config.compaction_threshold_tokens,
+        config.compaction_max_summary_tokens,
+    )
+    span = planned.span if planned is not None else plan_span(history, preserve)
     irreducible = None
     reducible = False  # nothing compactable: a soft trigger would only fail every turn
-    if span is not None:
+    if planned is not None:
         # No loops: when what compaction cannot remove (earlier summaries, a message kept for a
-        # tool cycle) is over the threshold by itself, a soft compaction would fire every turn.
-        irreducible = pending - span.span_tokens
+        # tool cycle, tool results too short to mask) is over the threshold by itself, a soft
+        # compaction would fire every turn.
+        removable = (
+            planned.expected_saved_tokens if planned.action == "mask" else planned.span.span_tokens
+        )
+        irreducible = pending - removable
         reducible = irreducible < config.compaction_threshold_tokens
-    elif has_compactable_messages(history, preserve):
+    elif span is None and has_compactable_messages(history, preserve):
         # §3.3: a candidate range with no tool-cycle boundary is reported as no_valid_boundary
         # when the trigger fires (an event, no call), not hidden as not reducible.
         reducible = True
-    decision = decide_trigger(pending, config, spent_usd, reducible=reducible)
+    action = planned.action if planned is not None else None
+    # A mask makes no call, so the budget does not gate it.
+    decision = decide_trigger(
+        pending, config, spent_usd, reducible=reducible, free=action == "mask"
+    )
     return TurnPlan(
         decision=decision,
         span=span,
@@ -38,4 +56,7 @@ def plan_turn(history: History, config: CompactionConfig, spent_usd: Decimal) ->
         message_count=len(history),
         preserve_recent_turns=preserve,
         irreducible_tokens=irreducible,
+        strategy=config.compaction_strategy,
+        action=action,
+        expected_saved_tokens=planned.expected_saved_tokens if planned is not None else None,
     )

@@ -54,11 +54,18 @@ def pending_history_tokens(history: History, preserve_recent_turns: int) -> int:
     return history.range_tokens(history.stable_prefix_end, end)
 
 
-def plan_span(history: History, preserve_recent_turns: int) -> SpanPlan | None:
+def plan_span(
+    history: History, preserve_recent_turns: int, *, start: int | None = None
+) -> SpanPlan | None:
     """The span for this turn, or None when the candidate range holds no valid boundary
-    (§3.3 `no_valid_boundary`; an empty range is also None: nothing to compact)."""
-    start = history.floor
-    nominal = nominal_watermark(history, preserve_recent_turns)
+    (§3.3 `no_valid_boundary`; an empty range is also None: nothing to compact). `start` below the
+    floor is a re-compaction's (§12.4, engine.policy.strategies): earlier summaries are in it."""
+    if start is None:
+        start = history.floor
+        nominal = nominal_watermark(history, preserve_recent_turns)
+    else:
+        start = max(history.stable_prefix_end, start)
+        nominal = max(start, len(history) - preserve_recent_turns)
     watermark = nominal
     # §3.3: slide earlier until the cut lands on a tool-cycle boundary.
     while watermark > start and not is_tool_cycle_boundary(history, watermark):

@@ -93,3 +93,19 @@ def splice(
         first_index=seam_start,
     )
     return spliced, replacement
+
+
+def splice_masked(
+    history: History, start: int, end: int, replacement: Sequence[Message]
+) -> tuple[History, list[Message]]:
+    """A new History with messages[start:end] replaced by their masked copies
+    (engine.policy.strategies); the seam is validated as a summary's is (§4.4)."""
+    spliced = history.copy()
+    spliced.replace(start, end, list(replacement), [history.counter(m) for m in replacement])
+    seam_start = max(0, start - 1)
+    validate_history(
+        spliced.messages[seam_start : min(len(spliced), start + len(replacement) + 1)],
+        previous=spliced.messages[seam_start - 1] if seam_start > 0 else None,
+        first_index=seam_start,
+    )
+    return spliced, list(replacement)

@@ -69,12 +69,14 @@ def decide_trigger(
     spent_usd: Decimal,
     *,
     reducible: bool = True,
+    free: bool = False,
 ) -> TriggerDecision:
     """§3.1 steps 2-4. `reducible` is False when compacting the span could not bring pending tokens
     under the threshold (or there is no span): a soft compaction would then fire again every turn,
-    the loop users of other agents report. The hard cap still forces (§3.1 step 2)."""
+    the loop users of other agents report. The hard cap still forces (§3.1 step 2). `free`: the
+    compaction makes no call (a mask), so the budget does not gate it."""
     budget = config.compaction_max_cost_per_session_usd
-    exhausted = spent_usd >= budget
+    exhausted = spent_usd >= budget and not free
 
     def decision(action: TriggerAction, reason: TriggerReason) -> TriggerDecision:
         return TriggerDecision(

@@ -9,6 +9,7 @@ from typing import Protocol, runtime_checkable
 import msgspec
 
 from engine.messages import Message
+from engine.summarizers.pricing import CallUsage
 
 
 class ErrorClass(enum.StrEnum):
@@ -38,6 +39,10 @@ class SummaryRequest(msgspec.Struct, frozen=True):
     prompt_version: str
     max_tokens: int
     instructions: str | None = None  # the user's words for a manual compaction
+    # The whole active history and where the span sits in it: what a summarizer needs to send the
+    # call on the session's own cached prefix (engine.summarizers.request). Others ignore it.
+    history: tuple[Message, ...] = ()
+    span_start: int = 0
 
 
 class SummaryResult(msgspec.Struct, frozen=True):
@@ -47,6 +52,7 @@ class SummaryResult(msgspec.Struct, frozen=True):
     tokens_out: int
     cost_usd: Decimal
     latency_ms: int
+    usage: CallUsage | None = None  # the provider's own counts, when it reported them
 
 
 @runtime_checkable

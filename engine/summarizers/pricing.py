@@ -61,6 +61,32 @@ def price_for(model: str) -> ModelPrice:
     return price
 
 
+class CallUsage(msgspec.Struct, frozen=True, kw_only=True):
+    """One call's usage as the provider reported it. `input_tokens` excludes the cached kinds,
+    as the Messages API counts them; the four kinds are priced separately (§12.5)."""
+
+    input_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Everything the call read, whatever rate it was billed at."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+
+def usage_cost(price: ModelPrice, usage: CallUsage) -> Decimal:
+    """§12.5: a compaction call priced through the standard path, each kind at its own rate."""
+    return cost_of(
+        price,
+        usage.input_tokens,
+        usage.output_tokens,
+        usage.cache_write_tokens,
+        usage.cache_read_tokens,
+    )
+
+
 def cost_of(
     price: ModelPrice,
     input_tokens: int,

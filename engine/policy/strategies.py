@@ -1,0 +1,181 @@
+"""Compaction strategies (§12.4 and beyond), as pure functions over a History.
+
+A strategy decides what a compaction does once §3.1 fires; every one keeps §3's invariants (the
+span is planned by engine.policy.span, so the prefix, the tool cycles and the preserved tail are
+never touched; the store archives what was replaced, so each can be undone):
+
+- `summarize`: v1. The span past the last summary becomes one summary message (§3.2, §4).
+- `mask`: observation masking, no model call. Each tool result in the span is replaced by a short
+  placeholder naming the tool, the size and the first line (Anthropic's context editing does the
+  same). The span's messages are put back as synthetic copies, so the floor moves past them and
+  they are never masked twice.
+- `hybrid`: mask first; when masking alone would leave pending tokens above MASK_ENOUGH_FRACTION of
+  the threshold, summarize instead, folding everything since the prefix (as `recompact`).
+- `recompact` (§12.4): the span starts at the stable prefix, so the previous summary (and any masked
+  copies) is folded into the next one and summaries never pile up.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import Literal
+
+import msgspec
+
+from engine.history import History
+from engine.messages import Message, ToolResultContentBlock, ToolUseContentBlock
+from engine.policy.span import SpanPlan, plan_span
+from engine.tokens import estimate_text_tokens
+
+Strategy = Literal["summarize", "mask", "hybrid", "recompact"]
+Action = Literal["summarize", "mask"]
+
+# A result shorter than this is kept: its placeholder would save next to nothing.
+MASK_MIN_TOKENS = 80
+# hybrid: masking is "enough" when it leaves pending tokens at most this share of the threshold;
+# otherwise the next turns would cross it again at once and pay another cache rewrite each time.
+MASK_ENOUGH_FRACTION = 0.5
+MASKED_PREFIX = "[tool result masked: "
+_FIRST_LINE_CHARS = 100
+
+
+class StrategyPlan(msgspec.Struct, frozen=True):
+    """What the configured strategy would do with this turn's history."""
+
+    strategy: str
+    action: Action
+    span: SpanPlan
+    # Tokens the action is expected to remove from the history (a summary's size is a guess:
+    # its output budget); what plan_turn compares against the threshold to avoid firing in a loop.
+    expected_saved_tokens: int
+
+
+def is_masked(content: str) -> bool:
+    return content.startswith(MASKED_PREFIX)
+
+
+def placeholder(tool_name: str, content: str, is_error: bool) -> str:
+    """The short text standing for a masked tool result: enough to know what ran and how big it
+    was, and a digest to tell two outputs apart; the original stays archived in the store."""
+    lines = content.splitlines() or [""]
+    first = next((line.strip() for line in lines if line.strip()), "")
+    if len(first) > _FIRST_LINE_CHARS:
+        first = first[: _FIRST_LINE_CHARS - 1] + "…"
+    digest = hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    status = "error, " if is_error else ""
+    return (
+        f"{MASKED_PREFIX}{tool_name}, {status}{len(content):,} chars, {len(lines):,} lines, "
+        f"sha256 {digest}; first line: {first}]"
+    )
+
+
+def _maskable(block: ToolResultContentBlock) -> bool:
+    return not is_masked(block.content) and estimate_text_tokens(block.content) >= MASK_MIN_TOKENS
+
+
+def tool_names(messages: Sequence[Message]) -> dict[str, str]:
+    """tool_use id -> tool name, for the placeholders."""
+    return {
+        block.id: block.name
+        for message in messages
+        for block in message.content
+        if isinstance(block, ToolUseContentBlock)
+    }
+
+
+def mask_message(message: Message, names: Mapping[str, str]) -> Message:
+    """A synthetic copy of `message` with its long tool results replaced by placeholders. The id
+    is new (the original is archived under its own); tool ids are kept: every pair stays whole."""
+    content = tuple(
+        ToolResultContentBlock(
+            tool_use_id=block.tool_use_id,
+            content=placeholder(
+                names.get(block.tool_use_id, "tool"), block.content, block.is_error
+            ),
+            is_error=block.is_error,
+        )
+        if isinstance(block, ToolResultContentBlock) and _maskable(block)
+        else block
+        for block in message.content
+    )
+    metadata = msgspec.structs.replace(message.metadata, synthetic=True)
+    return Message(id=f"{message.id}~masked", role=message.role, content=content, metadata=metadata)
+
+
+def masked_span(history: History, start: int, end: int) -> list[Message]:
+    """messages[start:end] as masked synthetic copies, in order."""
+    names = tool_names(history.messages[max(0, start - 1) : end])
+    return [mask_message(message, names) for message in history.messages[start:end]]
+
+
+def mask_savings(history: History, start: int, end: int) -> int:
+    """Tokens masking messages[start:end] would remove (by the estimator; a lower bound when the
+    history's own counter is an API's)."""
+    names = tool_names(history.messages[max(0, start - 1) : end])
+    saved = 0
+    for message in history.messages[start:end]:
+        for block in message.content:
+            if isinstance(block, ToolResultContentBlock) and _maskable(block):
+                masked = placeholder(names.get(block.tool_use_id, "tool"), block.content, False)
+                saved += estimate_text_tokens(block.content) - estimate_text_tokens(masked)
+    return max(0, saved)
+
+
+def fold_start(history: History) -> int:
+    """§12.4: where a re-compaction's span starts: right after the stable prefix, so the previous
+    summary, its fillers and any masked copies are summarized again with the new span."""
+    return history.stable_prefix_end
+
+
+def plan_strategy(
+    history: History,
+    strategy: str,
+    preserve_recent_turns: int,
+    threshold_tokens: int,
+    summary_budget_tokens: int,
+) -> StrategyPlan | None:
+    """The span and action `strategy` takes this turn; None when it has nothing to work on (no
+    span before the preserved tail on a tool-cycle boundary, or, for `mask`, nothing to mask)."""
+    if strategy == "summarize":
+        span = plan_span(history, preserve_recent_turns)
+        return _summary_plan(strategy, span, summary_budget_tokens)
+    if strategy == "recompact":
+        span = plan_span(history, preserve_recent_turns, start=fold_start(history))
+        return _summary_plan(strategy, span, summary_budget_tokens)
+    mask_span = plan_span(history, preserve_recent_turns)
+    saved = 0
+    if mask_span is not None:
+        saved = mask_savings(history, mask_span.start, mask_span.compaction_watermark)
+    if strategy == "mask":
+        return StrategyPlan(strategy, "mask", mask_span, saved) if mask_span and saved else None
+    if strategy != "hybrid":
+        raise ValueError(f"unknown compaction strategy {strategy!r}")
+    if mask_span is not None and saved:
+        pending_after = mask_span.pending_history_tokens - saved
+        if pending_after <= threshold_tokens * MASK_ENOUGH_FRACTION:
+            return StrategyPlan(strategy, "mask", mask_span, saved)
+    span = plan_span(history, preserve_recent_turns, start=fold_start(history))
+    return _summary_plan(strategy, span, summary_budget_tokens)
+
+
+def _summary_plan(strategy: str, span: SpanPlan | None, budget: int) -> StrategyPlan | None:
+    if span is None:
+        return None
+    return StrategyPlan(strategy, "summarize", span, max(0, span.span_tokens - budget))
+
+
+__all__ = [
+    "MASKED_PREFIX",
+    "MASK_ENOUGH_FRACTION",
+    "MASK_MIN_TOKENS",
+    "StrategyPlan",
+    "fold_start",
+    "is_masked",
+    "mask_message",
+    "mask_savings",
+    "masked_span",
+    "placeholder",
+    "plan_strategy",
+    "tool_names",
+]
