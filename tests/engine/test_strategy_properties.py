@@ -1,0 +1,332 @@
+"""Hypothesis properties of every compaction strategy (engine.policy.strategies), on a real store.
+
+Like test_properties.py: a random valid conversation with tool cycles (here with some long tool
+results, so masking has work to do) is fed to a SessionManager a few messages per turn, with random
+knobs and one of the four strategies. After every turn §3's invariants must hold; each compaction's
+originals must be archived exactly; and at the end, undoing every compaction (latest first) must
+give back the whole conversation as it was appended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import msgspec
+from hypothesis import event, given
+from hypothesis import strategies as st
+
+from engine.config import COMPACTION_STRATEGIES, CompactionConfig
+from engine.history import History
+from engine.manager import SessionManager
+from engine.messages import Message, Role, ToolResultContentBlock, validate_history
+from engine.outcomes import CompactionOutcome
+from engine.policy.span import is_tool_cycle_boundary, pending_history_tokens
+from engine.policy.strategies import MASKED_PREFIX, is_masked, plan_strategy
+from engine.store import SessionStore, UndoRefused
+from engine.summarizers.base import SummarizerError
+from tests.engine.test_properties import (
+    PROPERTY_SETTINGS,
+    Shape,
+    boundaries,
+    build_summarizer,
+    conversation_shapes,
+    materialize,
+    summarizers,
+)
+from tests.history_builders import LOCAL, ids
+
+
+def lengthen(shapes: list[Shape], factors: Sequence[int]) -> list[Shape]:
+    """The same conversation with tool results repeated `factor` times (cycling the factors)."""
+    out: list[Shape] = []
+    position = 0
+    for role, blocks in shapes:
+        new_blocks = []
+        for block in blocks:
+            if isinstance(block, ToolResultContentBlock):
+                factor = factors[position % len(factors)]
+                position += 1
+                block = msgspec.structs.replace(block, content=block.content * factor)
+            new_blocks.append(block)
+        out.append((role, tuple(new_blocks)))
+    return out
+
+
+class StrategyLedger:
+    """What was appended, and what must hold of the history after each turn, for any strategy."""
+
+    def __init__(self, manager: SessionManager, prefix: Sequence[Message]) -> None:
+        self.manager = manager
+        self.prefix_ids = ids(prefix)
+        self.originals: list[str] = []
+        self.answered: set[str] = {r for m in prefix for r in m.tool_result_ids()}
+        self.consumed = 0
+        self.compactions = 0
+
+    def add(self, messages: Sequence[Message]) -> None:
+        for message in messages:
+            self.originals.append(message.id)
+            self.answered.update(message.tool_result_ids())
+
+    def check(
+        self, before: list[Message], outcome: CompactionOutcome | None, store: SessionStore
+    ) -> None:
+        manager = self.manager
+        after = manager.messages
+        config = manager.config
+        strategy = config.compaction_strategy
+        preserve = config.compaction_preserve_recent_turns
+        spe = manager.history.stable_prefix_end
+
+        validate_history(after)
+        # Prefix untouched; the preserved tail untouched.
+        assert ids(after[:spe]) == self.prefix_ids
+        assert ids(after[-preserve:]) == ids(before[-preserve:])
+        if before and before[-1].tool_use_ids():
+            assert after[-1] == before[-1]
+        # Monotonic: what is gone is always the oldest originals, and it only grows.
+        original_set = set(self.originals)
+        present = [m.id for m in after if m.id in original_set]
+        gone = len(self.originals) - len(present)
+        assert present == self.originals[gone:]
+        assert gone >= self.consumed
+        self.consumed = gone
+        assert all(m.synthetic for m in after[spe : manager.history.floor])
+        # Tool cycles whole: every call answered by the same results as appended.
+        calls = {c for m in after for c in m.tool_use_ids()}
+        results = {r for m in after for r in m.tool_result_ids()}
+        assert results <= calls
+        assert {c for c in calls if c in self.answered} == results
+        assert manager.history.tokens == [manager.history.counter(m) for m in after]
+        # The store holds exactly the manager's history.
+        assert ids(store.snapshot(manager.session_id).messages) == ids(after)
+
+        if outcome is None:
+            return
+        event(f"{strategy}: {outcome.status} {outcome.record.kind if outcome.record else ''}")
+        if outcome.status == "skipped":
+            assert ids(after) == ids(before)
+        if outcome.status == "truncated":
+            assert pending_history_tokens(manager.history, preserve) < (
+                config.compaction_hard_cap_tokens
+            )
+        if outcome.status not in ("compacted", "truncated"):
+            return
+        record = outcome.record
+        assert record is not None
+        self.compactions += 1
+        span = before[record.watermark_before : record.watermark_after]
+        assert span and record.watermark_before >= spe
+        assert is_tool_cycle_boundary(History(before), record.watermark_after)
+        if outcome.status == "truncated":
+            return
+        assert record.strategy == strategy
+        assert record.history_tokens_before == sum(manager.history.counter(m) for m in before)
+        assert record.history_tokens_after == manager.history.total_tokens
+        # Originals archived exactly, in order.
+        stored = store.compactions(manager.session_id)[-1]
+        assert [m.message.id for m in store.archived_messages(stored.compaction_id)] == ids(span)
+        replaced = after[
+            record.watermark_before : record.watermark_before + record.replacement_count
+        ]
+        if record.kind == "mask":
+            assert strategy in ("mask", "hybrid")
+            assert record.cost_usd == 0 and record.cache_key is None
+            # One copy per original, same roles and tool ids; only tool results change, and
+            # each changed one is a placeholder shorter than what it stands for.
+            assert len(replaced) == len(span)
+            assert not any(m.synthetic for m in span)
+            for original, copy in zip(span, replaced, strict=True):
+                assert copy.synthetic and copy.role is original.role
+                assert copy.tool_use_ids() == original.tool_use_ids()
+                assert copy.tool_result_ids() == original.tool_result_ids()
+                for old, new in zip(original.content, copy.content, strict=True):
+                    if old != new:
+                        assert isinstance(old, ToolResultContentBlock)
+                        assert isinstance(new, ToolResultContentBlock)
+                        assert new.content.startswith(MASKED_PREFIX)
+                        assert len(new.content) < len(old.content)
+            assert record.history_tokens_after < record.history_tokens_before
+            return
+        assert record.kind == "summary"
+        summaries = [m for m in replaced if m.role is Role.USER]
+        assert len(summaries) == 1 and summaries[0].synthetic
+        if strategy == "summarize":
+            # v1: a summary is never inside a later span.
+            assert not any(m.synthetic for m in span)
+        else:
+            # §12.4: the span folds in everything since the prefix, earlier summaries included,
+            # so at most one summary is ever in the history.
+            assert record.watermark_before == spe
+            assert sum(is_summary(m) for m in after) == 1
+
+    def undo_all(self, store: SessionStore) -> None:
+        """Undo every compaction still in effect, latest first: the whole conversation is back."""
+        session_id = self.manager.session_id
+        undone = 0
+        while True:
+            try:
+                store.undo_latest_compaction(session_id)
+            except UndoRefused:
+                break
+            undone += 1
+        assert undone == self.compactions
+        restored = store.snapshot(session_id).messages
+        assert ids(restored) == [*self.prefix_ids, *self.originals]
+        validate_history(restored)
+
+
+def is_summary(message: Message) -> bool:
+    text = message.content[0]
+    return message.synthetic and getattr(text, "text", "").startswith("<COMPACTION_SUMMARY")
+
+
+def run_strategy_session(
+    strategy: str,
+    shapes: list[Shape],
+    chunks: list[int],
+    initial: int,
+    prefix_choice: int,
+    threshold: int,
+    cap_gap: int,
+    preserve: int,
+    summarizer_kind: str | list[bool],
+    manual_turns: list[bool],
+) -> None:
+    messages = materialize(shapes)
+    initial = min(initial, len(messages))
+    candidates = [b for b in boundaries(messages[:initial]) if b <= min(initial, 3)]
+    spe = candidates[prefix_choice % len(candidates)]
+    config = CompactionConfig(
+        compaction_threshold_tokens=threshold,
+        compaction_hard_cap_tokens=threshold + cap_gap,
+        compaction_preserve_recent_turns=preserve,
+        compaction_model=LOCAL,
+        compaction_strategy=strategy,
+        compaction_max_summary_tokens=200,
+    )
+    with tempfile.TemporaryDirectory(prefix="strategy-props-") as scratch:
+        store = SessionStore.open(Path(scratch), create=True)
+        try:
+            store.create_session("s", config=config, stable_prefix_end=spe)
+            for message in messages[:initial]:
+                store.append_message("s", message, History().counter(message))
+            manager = store.manager("s", summarizer=build_summarizer(summarizer_kind))
+            ledger = StrategyLedger(manager, messages[:spe])
+            ledger.add(messages[spe:initial])
+            asyncio.run(_turns(manager, ledger, store, messages, initial, chunks, manual_turns))
+            ledger.undo_all(store)
+        finally:
+            store.close()
+
+
+async def _turns(
+    manager: SessionManager,
+    ledger: StrategyLedger,
+    store: SessionStore,
+    messages: list[Message],
+    position: int,
+    chunks: list[int],
+    manual_turns: list[bool],
+) -> None:
+    for turn, size in enumerate([0, *chunks]):
+        batch = messages[position : position + size]
+        position += len(batch)
+        for message in batch:
+            manager.append(message)
+        ledger.add(batch)
+        before = list(manager.messages)
+        outcome: CompactionOutcome | None
+        if manual_turns[turn % len(manual_turns)] and manager.preview() is not None:
+            try:
+                prepared = await manager.prepare()
+            except SummarizerError:
+                outcome = None
+            else:
+                outcome = manager.commit(prepared)
+        else:
+            outcome = await manager.before_turn(f"turn-{turn}")
+        ledger.check(before, outcome, store)
+
+
+@PROPERTY_SETTINGS
+@given(
+    strategy=st.sampled_from(COMPACTION_STRATEGIES),
+    shapes=conversation_shapes(),
+    factors=st.lists(st.integers(1, 8), min_size=1, max_size=4),
+    chunks=st.lists(st.integers(1, 6), min_size=1, max_size=6),
+    initial=st.integers(0, 20),
+    prefix_choice=st.integers(0, 3),
+    threshold=st.integers(20, 600),
+    cap_gap=st.integers(1, 900),
+    preserve=st.integers(1, 6),
+    summarizer_kind=summarizers,
+    manual_turns=st.lists(st.booleans(), min_size=1, max_size=3),
+)
+def test_every_strategy_keeps_every_invariant_archives_its_span_and_undoes(
+    strategy: str,
+    shapes: list[Shape],
+    factors: list[int],
+    chunks: list[int],
+    initial: int,
+    prefix_choice: int,
+    threshold: int,
+    cap_gap: int,
+    preserve: int,
+    summarizer_kind: str | list[bool],
+    manual_turns: list[bool],
+) -> None:
+    run_strategy_session(
+        strategy,
+        lengthen(shapes, factors),
+        chunks,
+        initial,
+        prefix_choice,
+        threshold,
+        cap_gap,
+        preserve,
+        summarizer_kind,
+        manual_turns,
+    )
+
+
+@PROPERTY_SETTINGS
+@given(
+    shapes=conversation_shapes(),
+    factors=st.lists(st.integers(1, 8), min_size=1, max_size=4),
+    preserve=st.integers(1, 6),
+    threshold=st.integers(20, 600),
+)
+def test_a_planned_mask_removes_what_it_promises_and_never_touches_a_short_result(
+    shapes: list[Shape], factors: list[int], preserve: int, threshold: int
+) -> None:
+    from engine.policy.strategies import masked_span
+
+    messages = materialize(lengthen(shapes, factors))
+    history = History(messages)
+    planned = plan_strategy(history, "mask", preserve, threshold, 200)
+    if planned is None:
+        return
+    span = planned.span
+    copies = masked_span(history, span.start, span.compaction_watermark)
+    saved = history.range_tokens(span.start, span.compaction_watermark) - sum(
+        history.counter(m) for m in copies
+    )
+    masked_blocks = sum(
+        isinstance(b, ToolResultContentBlock) and is_masked(b.content)
+        for m in copies
+        for b in m.content
+    )
+    # The plan estimates per block, the history counts per message: they differ by rounding only.
+    assert planned.expected_saved_tokens > 0 and masked_blocks > 0
+    assert abs(saved - planned.expected_saved_tokens) <= 2 * masked_blocks
+    # Masking is idempotent: a copy masked again is the same content.
+    again = masked_span(History(copies), 0, len(copies))
+    assert [m.content for m in again] == [m.content for m in copies]
+    for copy in copies:
+        for block in copy.content:
+            if isinstance(block, ToolResultContentBlock) and not is_masked(block.content):
+                assert History().counter(Message("x", Role.USER, (block,))) < 100
