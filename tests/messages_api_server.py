@@ -2,17 +2,25 @@
 
 It runs stdlib `http.server` in a background thread on 127.0.0.1, so the real `anthropic` SDK is
 exercised end to end: its headers, retries, timeouts and body parsing. Each request takes the next
-scripted behaviour (`ok`, `status`, `delay`, `truncated`, `empty_text`, `raw`); once the script
-runs out every request gets the server's `default` behaviour.
+scripted behaviour (`ok`, `status`, `delay`, `truncated`, `empty_text`, `raw`, `realistic`); once
+the script runs out every request gets the server's `default` behaviour.
+
+`realistic` answers as a paid model would be billed: the text comes from the server's `responder`
+(any function of the request body), and the usage is counted from the request itself, through a
+`PromptCache` that keeps what earlier requests wrote at their cache breakpoints, so a request that
+repeats a cached prefix reports it as `cache_read_input_tokens` and the rest as written or input.
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
+import math
 import socket
 import threading
 from collections import deque
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Self
@@ -39,6 +47,12 @@ class Ok(msgspec.Struct, frozen=True, tag="ok"):
     text: str = "summary"
     input_tokens: int = 100  # also the count_tokens answer when this behaviour serves one
     output_tokens: int = 20
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+
+class Realistic(msgspec.Struct, frozen=True, tag="realistic"):
+    """Text from the server's `responder`, usage counted from the request (see PromptCache)."""
 
 
 class Status(msgspec.Struct, frozen=True, tag="status"):
@@ -72,11 +86,114 @@ class Raw(msgspec.Struct, frozen=True, tag="raw"):
     content_type: str = "application/json"
 
 
-Behaviour = Ok | Status | Delay | Truncated | EmptyText | Raw
+Behaviour = Ok | Status | Delay | Truncated | EmptyText | Raw | Realistic
 
 
-def ok(text: str = "summary", input_tokens: int = 100, output_tokens: int = 20) -> Ok:
-    return Ok(text, input_tokens, output_tokens)
+def ok(
+    text: str = "summary",
+    input_tokens: int = 100,
+    output_tokens: int = 20,
+    *,
+    cache_read: int = 0,
+    cache_write: int = 0,
+) -> Ok:
+    return Ok(text, input_tokens, output_tokens, cache_read, cache_write)
+
+
+def realistic() -> Realistic:
+    return Realistic()
+
+
+# -- prompt caching, as billing sees it -----------------------------------------------------------
+
+# The provider looks for an earlier cache entry at each breakpoint and up to 20 blocks before it.
+CACHE_LOOKBACK_BLOCKS = 20
+
+
+def count_tokens(text: str) -> int:
+    """The engine's documented estimator (len/3), so the server and the workload agree."""
+    return math.ceil(len(text) / 3)
+
+
+def _block_text(block: object) -> str:
+    if isinstance(block, str):
+        return block
+    if not isinstance(block, dict):
+        return json.dumps(block)
+    if block.get("type") == "text":
+        return str(block.get("text", ""))
+    if block.get("type") == "tool_use":
+        return f"{block.get('name', '')}\n{json.dumps(block.get('input', {}), sort_keys=True)}"
+    if block.get("type") == "tool_result":
+        content = block.get("content", "")
+        return content if isinstance(content, str) else json.dumps(content)
+    return json.dumps({k: v for k, v in block.items() if k != "cache_control"}, sort_keys=True)
+
+
+def request_blocks(body: dict[str, object]) -> list[tuple[str, int, bool]]:
+    """The request as the cache sees it: (canonical bytes, tokens, is a breakpoint) per block, in
+    cache order: tools, then system, then each message's content blocks."""
+    out: list[tuple[str, int, bool]] = []
+
+    def add(kind: str, block: object) -> None:
+        breakpoint = isinstance(block, dict) and "cache_control" in block
+        bare = (
+            {k: v for k, v in block.items() if k != "cache_control"}
+            if isinstance(block, dict)
+            else block
+        )
+        out.append(
+            (kind + json.dumps(bare, sort_keys=True), count_tokens(_block_text(block)), breakpoint)
+        )
+
+    for tool in body.get("tools") or []:  # type: ignore[union-attr]
+        add("tool:", tool)
+    system = body.get("system")
+    for block in [system] if isinstance(system, str) else system or []:  # type: ignore[union-attr]
+        add("system:", block)
+    for message in body.get("messages") or []:  # type: ignore[union-attr]
+        content = message.get("content") if isinstance(message, dict) else None
+        role = message.get("role") if isinstance(message, dict) else "?"
+        for block in [content] if isinstance(content, str) else content or []:
+            add(f"{role}:", block)
+    return out
+
+
+class PromptCache:
+    """What earlier requests wrote at their breakpoints (prefix hashes), and the usage a new
+    request bills against it: cache read up to the longest cached prefix found at a breakpoint
+    (or within CACHE_LOOKBACK_BLOCKS before one), cache write from there to the last breakpoint,
+    full input after it. Entries never expire (every turn is within the cache's lifetime)."""
+
+    def __init__(self) -> None:
+        self._written: set[str] = set()
+        self._lock = threading.Lock()
+
+    def bill(self, body: dict[str, object], *, write: bool = True) -> tuple[int, int, int]:
+        """(input_tokens, cache_read_input_tokens, cache_creation_input_tokens) for `body`."""
+        blocks = request_blocks(body)
+        hashes: list[str] = []
+        running = hashlib.sha256()
+        for data, _, _ in blocks:
+            running.update(data.encode())
+            hashes.append(running.copy().hexdigest())
+        tokens = [t for _, t, _ in blocks]
+        breakpoints = [i for i, (_, _, bp) in enumerate(blocks) if bp]
+        with self._lock:
+            read_end = 0  # blocks[:read_end] are read from the cache
+            for bp in breakpoints:
+                for end in range(bp, max(-1, bp - CACHE_LOOKBACK_BLOCKS - 1), -1):
+                    if hashes[end] in self._written:
+                        read_end = max(read_end, end + 1)
+                        break
+            last = breakpoints[-1] + 1 if breakpoints else 0
+            if write:
+                for bp in breakpoints:
+                    self._written.add(hashes[bp])
+        read = sum(tokens[:read_end])
+        written = sum(tokens[read_end:last]) if last > read_end else 0
+        fresh = sum(tokens[max(last, read_end) :])
+        return fresh, read, written
 
 
 def status(code: int, body: bytes | None = None, headers: dict[str, str] | None = None) -> Status:
@@ -111,7 +228,14 @@ class RecordedRequest(msgspec.Struct, frozen=True):
     raw_body: bytes
 
 
-def message_json(text: str, input_tokens: int, output_tokens: int, model: str) -> bytes:
+def message_json(
+    text: str,
+    input_tokens: int,
+    output_tokens: int,
+    model: str,
+    cache_read: int = 0,
+    cache_write: int = 0,
+) -> bytes:
     return json.dumps(
         {
             "id": "msg_test_0001",
@@ -121,7 +245,12 @@ def message_json(text: str, input_tokens: int, output_tokens: int, model: str) -
             "content": [{"type": "text", "text": text}],
             "stop_reason": "end_turn",
             "stop_sequence": None,
-            "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
+            "usage": {
+                "input_tokens": input_tokens,
+                "output_tokens": output_tokens,
+                "cache_read_input_tokens": cache_read,
+                "cache_creation_input_tokens": cache_write,
+            },
         }
     ).encode()
 
@@ -136,8 +265,16 @@ def error_json(code: int) -> bytes:
 class MessagesAPIServer:
     """`with MessagesAPIServer() as server:` then point the SDK at `server.base_url`."""
 
-    def __init__(self, default: Behaviour | None = None) -> None:
+    def __init__(
+        self,
+        default: Behaviour | None = None,
+        *,
+        responder: Callable[[dict[str, object]], str] | None = None,
+    ) -> None:
         self.default: Behaviour = default or Ok()
+        # `realistic` behaviour: the text a model would answer, and the provider's prompt cache.
+        self.responder = responder or (lambda body: "summary")
+        self.prompt_cache = PromptCache()
         self._script: deque[Behaviour] = deque()
         self._requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
@@ -251,8 +388,28 @@ class MessagesAPIServer:
                     self._send(200, full, send_bytes=len(full) // 2)
                 elif path == COUNT_TOKENS_PATH:
                     tokens = behaviour.input_tokens if isinstance(behaviour, Ok | EmptyText) else 0
+                    if isinstance(behaviour, Realistic) and isinstance(body, dict):
+                        tokens = sum(server.prompt_cache.bill(body, write=False))
                     self._send(200, json.dumps({"input_tokens": tokens}).encode())
-                elif isinstance(behaviour, Ok | EmptyText):
+                elif isinstance(behaviour, Realistic):
+                    assert isinstance(body, dict)
+                    text = server.responder(body)
+                    fresh, read, written = server.prompt_cache.bill(body)
+                    payload = message_json(
+                        text, fresh, count_tokens(text), model, cache_read=read, cache_write=written
+                    )
+                    self._send(200, payload)
+                elif isinstance(behaviour, Ok):
+                    payload = message_json(
+                        behaviour.text,
+                        behaviour.input_tokens,
+                        behaviour.output_tokens,
+                        model,
+                        behaviour.cache_read_input_tokens,
+                        behaviour.cache_creation_input_tokens,
+                    )
+                    self._send(200, payload)
+                elif isinstance(behaviour, EmptyText):
                     payload = message_json(
                         behaviour.text, behaviour.input_tokens, behaviour.output_tokens, model
                     )

@@ -14,7 +14,7 @@ import os
 import time
 from collections.abc import Mapping
 from decimal import Decimal
-from typing import Any, cast
+from typing import Any
 
 import anthropic
 import httpx2
@@ -22,8 +22,14 @@ from anthropic.types import Message as APIMessage
 
 from engine.events import redact
 from engine.summarizers.base import ErrorClass, SummarizerError, SummaryRequest, SummaryResult
-from engine.summarizers.pricing import ModelPrice, cost_of, price_for
-from engine.summarizers.prompt import SYSTEM_PROMPT, render_user_message
+from engine.summarizers.pricing import ModelPrice, cost_of, price_for, usage_cost
+from engine.summarizers.request import (
+    TRIM_TOOL_OUTPUT_TOKENS,
+    MessagesRequest,
+    SessionPrefix,
+    build_request,
+    usage_of,
+)
 
 
 class _RedactingFilter(logging.Filter):
@@ -64,9 +70,14 @@ class AnthropicSummarizer:
         base_url: str | None = None,
         timeout_s: float = 60.0,
         max_retries: int = 2,
+        trim_tool_output_tokens: int = TRIM_TOOL_OUTPUT_TOKENS,
+        session_prefix: SessionPrefix | None = None,
     ) -> None:
         self.model = model
         self.name = f"anthropic:{model}"
+        # engine.summarizers.request: the cheaper call (trimmed outputs, the cached prefix).
+        self.trim_tool_output_tokens = trim_tool_output_tokens
+        self.session_prefix = session_prefix
         # An unpriced model fails here, before any call is billed without a cost to report.
         self._price: ModelPrice = price_for(model)
         self._timeout_s = timeout_s
@@ -91,10 +102,25 @@ class AnthropicSummarizer:
             f"timeout_s={self._timeout_s}, max_retries={self._max_retries})"
         )
 
+    @property
+    def request_variant(self) -> str | None:
+        """How this summarizer's request differs from the plain one: part of the cache key."""
+        parts = []
+        if self.trim_tool_output_tokens > 0:
+            parts.append(f"trim:{self.trim_tool_output_tokens}")
+        if self.session_prefix is not None and self.session_prefix.model == self.name:
+            parts.append("cached-prefix")
+        return "+".join(parts) or None
+
     async def summarize(self, request: SummaryRequest) -> SummaryResult:
-        user_text = render_user_message(request.span, request.instructions)
+        body = build_request(
+            request,
+            self.name,
+            trim_tokens=self.trim_tool_output_tokens,
+            session_prefix=self.session_prefix,
+        )
         started = time.perf_counter()
-        response = await self._create(user_text, request.max_tokens)
+        response = await self._create(body, request.max_tokens)
         latency_ms = round((time.perf_counter() - started) * 1000)
         return self._result(response, latency_ms)
 
@@ -115,13 +141,15 @@ class AnthropicSummarizer:
     async def aclose(self) -> None:
         await self._client.close()
 
-    async def _create(self, user_text: str, max_tokens: int) -> object:
+    async def _create(self, body: MessagesRequest, max_tokens: int) -> object:
+        extra: dict[str, Any] = {"tools": body.tools} if body.tools else {}
         try:
             return await self._client.messages.create(
                 model=self.model,
                 max_tokens=max_tokens,
-                system=SYSTEM_PROMPT,
-                messages=[{"role": "user", "content": user_text}],
+                system=body.system,  # type: ignore[arg-type]
+                messages=body.messages,  # type: ignore[arg-type]
+                **extra,
             )
         except Exception as exc:
             raise self._error(exc) from exc
@@ -131,19 +159,10 @@ class AnthropicSummarizer:
         # (fields None) for JSON of the wrong shape, so the shape is checked here.
         if not isinstance(response, APIMessage):
             raise self._bad_response("response body is not a JSON message")
-        usage = response.usage
-        counts = (
-            getattr(usage, "input_tokens", None),
-            getattr(usage, "output_tokens", None),
-            getattr(usage, "cache_creation_input_tokens", None) or 0,
-            getattr(usage, "cache_read_input_tokens", None) or 0,
-        )
-        if not all(isinstance(count, int) and count >= 0 for count in counts):
+        usage = usage_of(response.usage)
+        if usage is None:
             raise self._bad_response("response has no usable usage counts")
-        input_tokens, output_tokens, cache_write, cache_read = cast(
-            tuple[int, int, int, int], counts
-        )
-        cost = cost_of(self._price, input_tokens, output_tokens, cache_write, cache_read)
+        cost = usage_cost(self._price, usage)  # §12.5: each kind at its own rate
         content: Any = response.content
         if not isinstance(content, list):
             raise self._bad_response("response has no content list", billed_cost_usd=cost)
@@ -159,10 +178,11 @@ class AnthropicSummarizer:
         return SummaryResult(
             text=text,
             model=self.name,
-            tokens_in=input_tokens + cache_write + cache_read,
-            tokens_out=output_tokens,
+            tokens_in=usage.prompt_tokens,
+            tokens_out=usage.output_tokens,
             cost_usd=cost,
             latency_ms=latency_ms,
+            usage=usage,
         )
 
     def _error(self, exc: Exception) -> SummarizerError:
