@@ -26,6 +26,7 @@ from engine.messages import (
     ToolResultContentBlock,
     ToolUseContentBlock,
 )
+from metis_compaction_tui.demo import workload_shapes
 
 DEFAULT_TURNS = 60
 
@@ -283,6 +284,10 @@ _TOOL_INTROS: dict[str, tuple[str, ...]] = {
         "Searching for uses of {function}.",
         "Let me find every caller of {function}.",
     ),
+    "read_log": (
+        "Let me look at the service log around the failure.",
+        "Checking the recent log output.",
+    ),
     "edit_file": (
         "Now the change in {path}.",
         "Editing {function} in {path}.",
@@ -464,7 +469,10 @@ def _grep_output(rng: random.Random, task: _Task) -> str:
 class _Session:
     """Builds one turn at a time; all randomness comes from one seeded generator."""
 
-    def __init__(self, seed: int, turns: int) -> None:
+    def __init__(self, seed: int, turns: int, shape: str = "mixed") -> None:
+        if shape not in workload_shapes.SHAPES:
+            raise ValueError(f"unknown workload shape {shape!r}: {workload_shapes.SHAPES}")
+        self.shape = shape
         self.seed = seed
         self.rng = random.Random(f"session:{seed}")
         self.facts = {fact.turn: fact for fact in planted_facts(seed, turns)}
@@ -504,6 +512,10 @@ class _Session:
         extra = rng.sample(_CONTEXT, rng.choice((0, 1, 1, 2)))
         ask = " ".join([ask, *extra])
         fact = self.facts.get(number)
+        answer = ""
+        if self.shape == "chatty":
+            remark, answer = workload_shapes.discussion(rng, fields)
+            ask = f"{ask} {remark}"
         if fact is not None and fact.role == "user":
             ask = f"{ask} {fact.statement}"
         ids = (f"w{self.seed}-t{number:04d}-m{k:02d}" for k in range(100))
@@ -533,6 +545,8 @@ class _Session:
             error=task.error,
             **fields,
         )
+        if answer:
+            reply = f"{answer} {reply}"
         if fact is not None and fact.role == "assistant":
             reply = f"{reply} {fact.statement}"
         messages.append(_text(next(ids), Role.ASSISTANT, reply))
@@ -541,6 +555,10 @@ class _Session:
     def _tool_plan(self, first: bool, last: bool) -> list[list[str]]:
         """Tool cycles for the turn; a cycle may hold two parallel calls."""
         rng = self.rng
+        if self.shape == "long_outputs":
+            return workload_shapes.long_plan(rng, first, last)
+        if self.shape == "chatty":
+            return workload_shapes.chatty_plan(rng, first, last)
         if first:
             plan = [["read_file"], rng.choice([["grep"], ["run_tests"], ["read_file", "grep"]])]
         elif last:
@@ -560,13 +578,24 @@ class _Session:
         if kind == "read_file":
             focus = task.function if path == task.path else task.test_name
             source = _file_source(self.seed, path, self.versions.get(path, 0), focus)
+            if self.shape == "long_outputs":  # the whole module, not the part around the focus
+                version = self.versions.get(path, 0)
+                more = [_file_source(self.seed, f"{path}#{k}", version, focus) for k in (1, 2)]
+                source = "\n".join([source, *more])
             return (
                 ToolUseContentBlock(tool_id, kind, {"path": path}),
                 ToolResultContentBlock(tool_id, source),
                 {"path": path},
             )
+        if kind == "read_log":
+            log = workload_shapes.service_log(rng)
+            return (
+                ToolUseContentBlock(tool_id, kind, {"service": log.split()[2].split("[")[0]}),
+                ToolResultContentBlock(tool_id, log),
+                {},
+            )
         if kind == "run_tests":
-            whole = rng.random() < 0.3
+            whole = rng.random() < (0.8 if self.shape == "long_outputs" else 0.3)
             target = "the whole suite" if whole else task.test_path
             output = _pytest_output(rng, task, whole, failing=rng.random() < 0.6)
             command = "pytest tests" if whole else f"pytest {task.test_path}"
@@ -607,10 +636,12 @@ def _text(message_id: str, role: Role, text: str) -> Message:
     return Message(id=message_id, role=role, content=(TextContentBlock(text),))
 
 
-def scripted_session(seed: int = 0, turns: int = DEFAULT_TURNS) -> Iterator[list[Message]]:
+def scripted_session(
+    seed: int = 0, turns: int = DEFAULT_TURNS, shape: str = "mixed"
+) -> Iterator[list[Message]]:
     """Yield the session one turn at a time (the messages that turn adds), deterministic for a
     seed; a shorter session is a prefix of a longer one. The facts of `planted_facts(seed,
-    turns)` are stated at their turns."""
-    session = _Session(seed, turns)
+    turns)` are stated at their turns. `shape`: one of workload_shapes.SHAPES."""
+    session = _Session(seed, turns, shape)
     for number in range(1, turns + 1):
         yield session.turn(number)
