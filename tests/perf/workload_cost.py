@@ -15,31 +15,41 @@ After each compaction the planted facts that fell inside the span are asked for:
 recovered when all its answer keywords appear (case-insensitive) in the summary plus the tail.
 A rerun over the same workspace must serve every compaction from the cache.
 
-    python tests/perf/workload_cost.py            # full: 60 turns, threshold sweep, SVG chart
-    python tests/perf/workload_cost.py --quick    # 40 turns, no sweep, no chart unless --svg
+Then the strategy matrix (strategy_cost.py): every compaction strategy on every workload shape with
+a paid summarizer (the real SDK against a local server that bills like the API), against the same
+workload uncompacted: break-even, billed input at turns 40/100/200, total cost, compactions, fact
+recovery on the held-out quality set.
+
+    python tests/perf/workload_cost.py            # full: 200 turns, sweep, SVG chart, matrix
+    python tests/perf/workload_cost.py --quick    # 40 turns, no sweep, matrix on one shape
+    python tests/perf/workload_cost.py --json     # the matrix only, as one JSON object
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import math
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from decimal import Decimal
 from html import escape
 from pathlib import Path
 from typing import Literal
 
 import msgspec
+import strategy_cost
 from _util import fmt_usd, table
 
 from engine import Message, SessionManager, Summarizer, SummaryRequest, SummaryResult
 from engine.summarizers import make_summarizer
 from engine.summarizers.anthropic_summarizer import PROMPT_OVERHEAD_TOKENS
-from engine.summarizers.pricing import cost_of, price_for
+from engine.summarizers.pricing import CallUsage, cost_of, price_for
 from metis_compaction_tui.demo.workload import PlantedFact, planted_facts, scripted_session
+from metis_compaction_tui.demo.workload_shapes import SHAPES
 
 ROOT = Path(__file__).resolve().parents[2]
 PRICE = price_for("claude-haiku-4-5")  # the session's own model rates, as in §7
@@ -74,6 +84,7 @@ class TurnCost(msgspec.Struct, frozen=True):
 
 class CompactionResult(msgspec.Struct, frozen=True):
     turn: int
+    kind: str  # "summary" or "mask" (engine.policy.strategies)
     span_messages: int
     span_tokens: int
     summary_tokens: int
@@ -83,10 +94,13 @@ class CompactionResult(msgspec.Struct, frozen=True):
     transcript_after: int
     asked: tuple[str, ...]  # fact ids inside the span
     recovered: tuple[str, ...]
+    usage: CallUsage | None = None  # the call's usage as the provider reported it
 
 
 class Run(msgspec.Struct, frozen=True):
     model: str
+    strategy: str
+    shape: str
     compaction: bool
     threshold: int
     turns: list[TurnCost]
@@ -143,10 +157,23 @@ def bill(transcript: int, rate: Rate, new: int) -> Decimal:
 
 
 async def run_session(
-    model: str, workspace: Path | None, *, seed: int, turns: int, threshold: int | None
+    model: str,
+    workspace: Path | None,
+    *,
+    seed: int,
+    turns: int,
+    threshold: int | None,
+    strategy: str = "summarize",
+    shape: str = "mixed",
+    summarizer: Summarizer | None = None,
+    after_turn: Callable[[list[Message]], None] | None = None,
+    summary_tokens: int = 2_000,
 ) -> Run:
-    """One replay. `threshold` None: compaction disabled."""
-    summarizer = CountingSummarizer(make_summarizer(model))
+    """One replay. `threshold` None: compaction disabled. `summarizer`: instead of the one
+    `model` names. `after_turn(history)`: called with the history at the end of each turn (the
+    paid runs keep the local server's prompt cache where the session's primary calls left it)."""
+    counting = CountingSummarizer(summarizer or make_summarizer(model))
+    summarizer = counting
     on = threshold is not None
     manager = SessionManager(
         session_id=f"workload-{seed}",
@@ -155,6 +182,8 @@ async def run_session(
         workspace=workspace if on else None,
         compaction_threshold_tokens=threshold if on else NEVER,
         compaction_hard_cap_tokens=max(80_000, threshold + 1) if on else NEVER + 1,
+        compaction_strategy=strategy,
+        compaction_max_summary_tokens=summary_tokens,
     )
     facts = planted_facts(seed, turns)
     costs: list[TurnCost] = []
@@ -162,9 +191,9 @@ async def run_session(
     start_counts: list[int] = []
     sent: tuple[str, ...] = ()  # message ids of the previous request: what the cache holds
     try:
-        for number, new_messages in enumerate(scripted_session(seed, turns), start=1):
+        for number, new_messages in enumerate(scripted_session(seed, turns, shape), start=1):
             before = list(manager.messages)
-            calls, spent = summarizer.calls, manager.spent_usd
+            calls, spent = counting.calls, manager.spent_usd
             outcome = await manager.before_turn(turn_id=f"turn-{number}")
             transcript = tuple(m.id for m in manager.messages)
             rate: Rate = "none" if not transcript else "read" if transcript == sent else "write"
@@ -172,6 +201,8 @@ async def run_session(
             start_counts.append(len(manager.messages))
             new_tokens = sum(manager.append(m) for m in new_messages)
             sent = tuple(m.id for m in manager.messages)
+            if after_turn is not None:
+                after_turn(manager.messages)
             record = outcome.record if outcome.status == "compacted" else None
             costs.append(
                 TurnCost(
@@ -182,7 +213,7 @@ async def run_session(
                     new_tokens=new_tokens,
                     input_usd=bill(transcript_tokens, rate, new_tokens),
                     compaction_usd=manager.spent_usd - spent,
-                    llm_calls=summarizer.calls - calls,
+                    llm_calls=counting.calls - calls,
                     compacted=record is not None,
                 )
             )
@@ -194,6 +225,7 @@ async def run_session(
             compactions.append(
                 CompactionResult(
                     turn=number,
+                    kind=record.kind,
                     span_messages=record.span_message_count,
                     span_tokens=record.span_token_count_in,
                     summary_tokens=record.span_token_count_out,
@@ -203,12 +235,15 @@ async def run_session(
                     transcript_after=transcript_tokens,
                     asked=tuple(f.fact_id for f in asked),
                     recovered=tuple(f.fact_id for f in asked if recovered(f, kept)),
+                    usage=record.usage,
                 )
             )
     finally:
         await manager.aclose()
     return Run(
         model=model,
+        strategy=strategy,
+        shape=shape,
         compaction=on,
         threshold=threshold or NEVER,
         turns=costs,
@@ -612,7 +647,27 @@ async def measure(model: str, args: argparse.Namespace) -> tuple[Run, Run, Run]:
     return with_, without, rerun
 
 
+async def strategies(args: argparse.Namespace) -> dict[str, object]:
+    variants = [
+        v for v in strategy_cost.VARIANTS if not args.strategy or v.strategy in args.strategy
+    ]
+    return await strategy_cost.measure(
+        sys.modules[__name__],
+        shapes=args.workload,
+        variants=variants,
+        seed=args.seed,
+        turns=args.turns,
+        threshold=args.threshold,
+        quality=args.quality,
+        progress=(lambda line: print(line, file=sys.stderr)) if args.progress else lambda _: None,
+    )
+
+
 async def main_async(args: argparse.Namespace) -> int:
+    if args.json:
+        report = await strategies(args)
+        print(json.dumps(strategy_cost.public(report), indent=2))
+        return 0
     facts = planted_facts(args.seed, args.turns)
     models = args.model or [OFFLINE]
     if not args.model and not args.offline and os.environ.get("ANTHROPIC_API_KEY"):
@@ -657,6 +712,21 @@ async def main_async(args: argparse.Namespace) -> int:
         shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
         print(f"Chart written to {shown}.")
     print(f"\nTargets: {'all met' if all_met else 'some missed (see the status columns)'}.")
+    if args.strategies:
+        report = await strategies(args)
+        print(
+            f"\n## Strategies with a paid summarizer ({args.turns} turns, seed {args.seed}, "
+            f"threshold {args.threshold:,})\n"
+        )
+        print(
+            "claude-haiku-4-5 through the real SDK against a local server that bills each call "
+            "from its request (tests/perf/paid_summary.py); the summary text is an extractive "
+            "stand-in. Ratios are against the same workload uncompacted; ✓/✗ against the targets "
+            "(break-even within 3 turns, total ≤ 0.5x, turn 40 ≤ 0.30x, set B facts ≥ "
+            "summarize's).\n"
+        )
+        print(strategy_cost.matrix_table(report, table))
+        print("\n```text\n" + strategy_cost.text_chart(report) + "\n```")
     return 0
 
 
@@ -675,9 +745,28 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--svg", help="chart path (default docs/perf/cost-curve.svg unless --quick)"
     )
     parser.add_argument("--no-sweep", dest="sweep", action="store_false", default=None)
+    parser.add_argument(
+        "--json", action="store_true", help="the strategy matrix as one JSON object"
+    )
+    parser.add_argument(
+        "--strategy", action="append", help="strategies in the matrix (repeatable; default all)"
+    )
+    parser.add_argument(
+        "--workload",
+        action="append",
+        choices=SHAPES,
+        help="workload shapes in the matrix (repeatable; default all, --quick: mixed)",
+    )
+    parser.add_argument("--no-strategies", dest="strategies", action="store_false")
+    parser.add_argument(
+        "--no-quality", dest="quality", action="store_false", help="skip set B fact recovery"
+    )
+    parser.add_argument("--progress", action="store_true", help="name each run on stderr")
     args = parser.parse_args(argv)
+    if args.workload is None:
+        args.workload = ["mixed"] if args.quick else list(SHAPES)
     if args.turns is None:
-        args.turns = 40 if args.quick else 60
+        args.turns = 40 if args.quick else 200
     if args.sweep is None:
         args.sweep = not args.quick
     if args.svg is None and not args.quick:

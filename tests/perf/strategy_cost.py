@@ -1,0 +1,396 @@
+"""Compaction strategies measured against each other (workload_cost.py's strategy matrix).
+
+Every strategy of engine.policy.strategies runs the scripted workload in each of its shapes for 200
+turns, with the paid summarizer of paid_summary.py (the real SDK, a local server that bills like
+the API, claude-haiku-4-5 rates), standalone with long outputs trimmed ("haiku") or on the
+session's own cached prefix ("haiku-cached"); the turns are billed as workload_cost.py bills them,
+and each compaction call as the server's usage for it says. Against the same workload uncompacted:
+
+- break-even: the first turn at which the cumulative cost (input plus compaction calls) is at
+  most the uncompacted one, counted in turns after the first compaction;
+- billed input at turns 40, 100 and 200, as a share of the uncompacted turn's;
+- total cost over the run, compaction calls included, as a share of the uncompacted total;
+- compactions, by kind, and the calls' usage by kind;
+- fact recovery: set B of tests/perf/quality (held out, issue 18), scored by its `score`, each
+  strategy compacting each session twice (half way, then at the end) with its own summarizer;
+  and the workload's planted facts asked after each compaction (workload_cost's measure).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Callable
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from engine.history import History
+from engine.manager import SessionManager
+from engine.messages import Message
+from engine.policy.span import is_tool_cycle_boundary
+from engine.summarizers.base import Summarizer
+from engine.summarizers.pricing import CallUsage
+from engine.summarizers.request import SessionPrefix, primary_request
+from tests.messages_api_server import MessagesAPIServer, PromptCache
+from tests.perf import paid_summary
+from tests.perf.quality.bench import score
+
+TARGET_BREAK_EVEN_TURNS = 3
+TARGET_TOTAL = 0.5
+TARGET_TURN_40 = 0.30
+CHECKPOINTS = (40, 100, 200)
+# §7's stable prefix (tools + system) as the session's primary call sends it: 3,000 tokens.
+SYSTEM_TEXT = (
+    "You are the coding agent of the ledger project. Follow the repository rules. " * 120
+)[:9_000]
+PREFIX = SessionPrefix(model=paid_summary.NAME, system=SYSTEM_TEXT)
+
+
+class Variant(msgspec.Struct, frozen=True):
+    strategy: str
+    summarizer: str  # "haiku", "haiku-cached" or "none" (a mask makes no call)
+
+    @property
+    def label(self) -> str:
+        return (
+            self.strategy if self.summarizer == "none" else f"{self.strategy} ({self.summarizer})"
+        )
+
+
+VARIANTS = (
+    Variant("summarize", "haiku"),
+    Variant("summarize", "haiku-cached"),
+    Variant("mask", "none"),
+    Variant("hybrid", "haiku"),
+    Variant("hybrid", "haiku-cached"),
+    Variant("recompact", "haiku"),
+    Variant("recompact", "haiku-cached"),
+)
+
+
+def summarizer_for(variant: Variant, server: MessagesAPIServer) -> Summarizer:
+    prefix = PREFIX if variant.summarizer == "haiku-cached" else None
+    return paid_summary.paid_summarizer(server, session_prefix=prefix)
+
+
+def warm_cache(server: MessagesAPIServer) -> Callable[[list[Message]], None]:
+    """What the session's primary calls leave in the provider's cache at the end of each turn: the
+    prefix and the history up to the last request's breakpoint (before the final reply)."""
+
+    def after_turn(history: list[Message]) -> None:
+        sent = history[:-1] if history and history[-1].role == "assistant" else history
+        system, tools, messages = primary_request(PREFIX, sent)
+        server.prompt_cache.bill({"system": system, "tools": tools, "messages": messages})
+
+    return after_turn
+
+
+# -- fact recovery on the held-out set -----------------------------------------------------------
+
+
+def _midpoint(messages: tuple[Message, ...]) -> int:
+    history = History(messages)
+    middle = len(messages) // 2
+    return next(
+        (i for i in range(middle, len(messages)) if is_tool_cycle_boundary(history, i)),
+        len(messages),
+    )
+
+
+async def _compact(manager: SessionManager) -> None:
+    try:
+        prepared = await manager.prepare()
+    except ValueError:
+        return  # nothing this strategy can do with the span
+    manager.commit(prepared)
+
+
+def strategy_fn(variant: Variant, server: MessagesAPIServer) -> Callable[..., Any]:
+    """A `score` summarize_fn: the session compacted by `variant` half way and again at the end
+    (one message kept), returning what the agent is left with: the active history's text."""
+
+    async def summarize(messages: tuple[Message, ...], max_tokens: int) -> str:
+        summarizer = (
+            summarizer_for(variant, server)
+            if variant.summarizer != "none"
+            else paid_summary.paid_summarizer(server)
+        )
+        middle = _midpoint(messages)
+        manager = SessionManager(
+            history=messages[:middle],
+            compaction_model=paid_summary.NAME,
+            summarizer=summarizer,
+            compaction_strategy=variant.strategy,
+            # hybrid: masking is enough when it leaves no more than the summary budget.
+            compaction_threshold_tokens=2 * max_tokens,
+            compaction_hard_cap_tokens=10**9,
+            compaction_preserve_recent_turns=1,
+            compaction_max_summary_tokens=max_tokens,
+        )
+        try:
+            await _compact(manager)
+            for message in messages[middle:]:
+                manager.append(message)
+            await _compact(manager)
+        finally:
+            await manager.aclose()
+        return "\n".join(m.text() for m in manager.messages)
+
+    return summarize
+
+
+def set_b_recovery(variant: Variant, server: MessagesAPIServer) -> dict[str, Any]:
+    figures = score(strategy_fn(variant, server), sets=("B",))["B"]
+    return {
+        "kept": figures["kept"],
+        "facts": figures["facts"],
+        "rate": figures["rate"],
+        "by_kind": figures["by_kind"],
+        "tokens_left_mean": figures["summary_tokens_mean"],
+    }
+
+
+# -- the matrix ----------------------------------------------------------------------------------
+
+
+def usage_total(run: Any) -> CallUsage:
+    totals = [0, 0, 0, 0]
+    for c in run.compactions:
+        if c.usage is not None and not c.cache_hit:
+            totals[0] += c.usage.input_tokens
+            totals[1] += c.usage.cache_read_tokens
+            totals[2] += c.usage.cache_write_tokens
+            totals[3] += c.usage.output_tokens
+    return CallUsage(
+        input_tokens=totals[0],
+        cache_read_tokens=totals[1],
+        cache_write_tokens=totals[2],
+        output_tokens=totals[3],
+    )
+
+
+def run_figures(wc: Any, with_: Any, without: Any) -> dict[str, Any]:
+    """One run's figures against the uncompacted run (wc: the workload_cost module)."""
+    first = wc.first_compaction(with_)
+    even = wc.break_even(with_, without)
+    n = len(with_.turns)
+    at = {}
+    for turn in CHECKPOINTS:
+        if turn <= n:
+            a, b = with_.turns[turn - 1], without.turns[turn - 1]
+            at[str(turn)] = round(float(a.input_usd / b.input_usd), 3)
+    kinds: dict[str, int] = {}
+    for c in with_.compactions:
+        kinds[c.kind] = kinds.get(c.kind, 0) + 1
+    got, asked = wc.recovery(with_)
+    return {
+        "first_compaction_turn": first,
+        "break_even_turn": even,
+        "break_even_after_turns": even - first if even is not None and first is not None else None,
+        "billed_input_vs_uncompacted": at,
+        "total_usd": str(with_.total),
+        "uncompacted_total_usd": str(without.total),
+        "total_vs_uncompacted": round(float(with_.total / without.total), 3),
+        "compaction_spend_usd": str(with_.spend),
+        "compactions": len(with_.compactions),
+        "compactions_by_kind": kinds,
+        "summarizer_calls": with_.calls,
+        "call_usage": msgspec.to_builtins(usage_total(with_)),
+        "history_tokens_at_end": sum(History(with_.final_messages).tokens),
+        "workload_facts": {"recovered": got, "asked": asked},
+    }
+
+
+def targets(figures: dict[str, Any], summarize_rate: float | None) -> dict[str, bool | None]:
+    after = figures["break_even_after_turns"]
+    at40 = figures["billed_input_vs_uncompacted"].get("40")
+    rate = (figures.get("fact_recovery_set_b") or {}).get("rate")
+    return {
+        "break_even_within_3_turns": after is not None and after <= TARGET_BREAK_EVEN_TURNS,
+        "total_at_most_0.5x": figures["total_vs_uncompacted"] <= TARGET_TOTAL,
+        "turn_40_at_most_0.30x": at40 is not None and at40 <= TARGET_TURN_40,
+        "fact_recovery_no_worse_than_summarize": None
+        if rate is None or summarize_rate is None
+        else rate >= summarize_rate,
+    }
+
+
+async def measure(
+    wc: Any,
+    *,
+    shapes: list[str],
+    variants: list[Variant],
+    seed: int,
+    turns: int,
+    threshold: int,
+    quality: bool,
+    summary_tokens: int = 2_000,
+    progress: Callable[[str], None] = lambda line: None,
+) -> dict[str, Any]:
+    """Every (shape, variant) run and its figures, as the one JSON object `--json` prints."""
+    server = paid_summary.paid_server()
+    results: list[dict[str, Any]] = []
+    uncompacted: dict[str, Any] = {}
+    recovery: dict[str, dict[str, Any]] = {}
+    try:
+        if quality:
+            for variant in variants:
+                progress(f"set B: {variant.label}")
+                recovery[variant.label] = await asyncio.to_thread(set_b_recovery, variant, server)
+        for shape in shapes:
+            progress(f"{shape}: uncompacted")
+            without = await wc.run_session(
+                paid_summary.NAME, None, seed=seed, turns=turns, threshold=None, shape=shape
+            )
+            uncompacted[shape] = {
+                "total_usd": str(without.total),
+                "input_usd_at": {
+                    str(t): str(without.turns[t - 1].input_usd) for t in CHECKPOINTS if t <= turns
+                },
+                "history_tokens_at_end": sum(History(without.final_messages).tokens),
+            }
+            for variant in variants:
+                progress(f"{shape}: {variant.label}")
+                server.prompt_cache = PromptCache()  # a new session: nothing cached yet
+                cached = variant.summarizer == "haiku-cached"
+                summarizer = summarizer_for(variant, server)
+                with_ = await wc.run_session(
+                    paid_summary.NAME,
+                    None,
+                    seed=seed,
+                    turns=turns,
+                    threshold=threshold,
+                    strategy=variant.strategy,
+                    shape=shape,
+                    summarizer=summarizer,
+                    after_turn=warm_cache(server) if cached else None,
+                    summary_tokens=summary_tokens,
+                )
+                figures = run_figures(wc, with_, without)
+                figures["fact_recovery_set_b"] = recovery.get(variant.label)
+                results.append(
+                    {
+                        "workload": shape,
+                        "strategy": variant.strategy,
+                        "summarizer": variant.summarizer,
+                        **figures,
+                        "_run": with_,
+                        "_without": without,
+                    }
+                )
+    finally:
+        server.close()
+    for result in results:
+        base = recovery.get(Variant("summarize", result["summarizer"]).label) or recovery.get(
+            Variant("summarize", "haiku").label
+        )
+        result["targets"] = targets(result, base["rate"] if base else None)
+    return {
+        "shape_version": 1,
+        "turns": turns,
+        "seed": seed,
+        "threshold_tokens": threshold,
+        "max_summary_tokens": summary_tokens,
+        "preserve_recent_turns": 5,
+        "pricing": {
+            "model": paid_summary.MODEL,
+            "input_per_mtok": str(wc.PRICE.input_per_mtok),
+            "output_per_mtok": str(wc.PRICE.output_per_mtok),
+            "cache_write_per_mtok": str(wc.PRICE.cache_write_per_mtok),
+            "cache_read_per_mtok": str(wc.PRICE.cache_read_per_mtok),
+        },
+        "summary_text": "extractive stand-in served by the local server (see paid_summary.py)",
+        "fact_recovery_set": "tests/perf/quality set B (held out), score() from bench.py",
+        "targets": {
+            "break_even_after_turns_at_most": TARGET_BREAK_EVEN_TURNS,
+            "total_vs_uncompacted_at_most": TARGET_TOTAL,
+            "turn_40_vs_uncompacted_at_most": TARGET_TURN_40,
+            "fact_recovery": "no worse than summarize (same summarizer)",
+        },
+        "uncompacted": uncompacted,
+        "results": results,
+    }
+
+
+def public(report: dict[str, Any]) -> dict[str, Any]:
+    """The report without the runs kept for the tables and the chart."""
+    return {
+        **report,
+        "results": [
+            {k: v for k, v in r.items() if not k.startswith("_")} for r in report["results"]
+        ],
+    }
+
+
+# -- tables and the chart ------------------------------------------------------------------------
+
+
+def _mark(ok: bool | None) -> str:
+    return "—" if ok is None else ("✓" if ok else "✗")
+
+
+def matrix_table(report: dict[str, Any], table: Callable[..., str]) -> str:
+    rows = []
+    for r in report["results"]:
+        at = r["billed_input_vs_uncompacted"]
+        t = r["targets"]
+        b = r.get("fact_recovery_set_b")
+        after = r["break_even_after_turns"]
+        rows.append(
+            [
+                r["workload"],
+                Variant(r["strategy"], r["summarizer"]).label,
+                r["compactions"],
+                "never" if after is None else f"+{after} {_mark(t['break_even_within_3_turns'])}",
+                *(f"{at[c]:.2f}x" if c in at else "—" for c in ("40", "100", "200")),
+                f"{r['total_vs_uncompacted']:.2f}x {_mark(t['total_at_most_0.5x'])}",
+                f"${Decimal(r['compaction_spend_usd']):.4f}",
+                "—"
+                if b is None
+                else f"{b['rate']:.2f} {_mark(t['fact_recovery_no_worse_than_summarize'])}",
+                "—" if b is None else f"{b['tokens_left_mean']:,}",
+            ]
+        )
+    headers = ["workload", "strategy (summarizer)", "compactions", "break-even"]
+    headers += ["turn 40", "turn 100", "turn 200", "total", "compaction spend"]
+    headers += ["set B facts", "tokens left"]
+    return table(headers, rows)
+
+
+def text_chart(report: dict[str, Any], shape: str = "mixed", width: int = 40) -> str:
+    """Cumulative cost over the run, per strategy, as bars scaled to the uncompacted run."""
+    lines = []
+    picked = [r for r in report["results"] if r["workload"] == shape]
+    if not picked:
+        return ""
+    without = picked[0]["_without"]
+    checkpoints = [t for t in (50, 100, 150, 200) if t <= len(without.turns)] or [
+        len(without.turns)
+    ]
+
+    def cumulative(run: Any, turn: int) -> Decimal:
+        return sum((t.total_usd for t in run.turns[:turn]), Decimal(0))
+
+    peak = float(cumulative(without, checkpoints[-1]))
+    label_width = max(len(Variant(r["strategy"], r["summarizer"]).label) for r in picked)
+    label_width = max(label_width, len("uncompacted"))
+    lines.append(
+        f"Cumulative cost (input + compaction calls), {shape} workload; █ = "
+        f"${peak / width:.4f}, at turn {', '.join(map(str, checkpoints))}"
+    )
+    rows = [("uncompacted", without)] + [
+        (Variant(r["strategy"], r["summarizer"]).label, r["_run"]) for r in picked
+    ]
+    for name, run in rows:
+        for index, turn in enumerate(checkpoints):
+            value = float(cumulative(run, turn))
+            bar = "█" * max(1, round(value / peak * width)) if value else ""
+            head = name.ljust(label_width) if index == 0 else " " * label_width
+            lines.append(f"{head}  t{turn:<4} {bar} ${value:.3f}")
+    return "\n".join(lines)
