@@ -26,6 +26,7 @@ from engine import (
     TurnPlan,
     plan_turn,
 )
+from engine.savings import compaction_savings
 from engine.store import SCHEMA_VERSION, SessionInfo, SessionStore, StoreError, UndoRefused
 from engine.store.rows import StoredCompaction
 from metis_compaction_tui.cli import exit_codes
@@ -87,6 +88,11 @@ def plan_status(history: History, config: CompactionConfig, spent_usd: Decimal) 
         },
         "span": None if span is None else span_json(span),
         "boundary_found": plan.boundary_found,
+        "strategy": {
+            "name": plan.strategy,
+            "action": plan.action,
+            "expected_saved_tokens": plan.expected_saved_tokens,
+        },
         "model": config.compaction_model,
         "spent_usd": str(spent_usd),
         "budget_usd": str(budget),
@@ -124,6 +130,33 @@ def session_status(store: SessionStore, info: SessionInfo) -> dict[str, Any]:
         **plan_status(history, info.config, info.spent_usd),
         "compactions_in_effect": sum(not c.undone for c in compactions),
         "compactions_undone": sum(c.undone for c in compactions),
+        "last_compaction": last_compaction_json(compactions),
+    }
+
+
+def last_compaction_json(compactions: list[StoredCompaction]) -> dict[str, Any] | None:
+    """The latest compaction still in effect: which strategy ran, and what it saved."""
+    stored = next((c for c in reversed(compactions) if not c.undone), None)
+    if stored is None:
+        return None
+    record = stored.record
+    savings = compaction_savings(record)
+    usage = record.usage
+    return {
+        "compaction_id": stored.compaction_id,
+        "kind": record.kind,
+        "strategy": record.strategy,
+        "trigger": record.trigger,
+        "created_at_ms": stored.created_at_ms,
+        "span_message_count": record.span_message_count,
+        "history_tokens_before": record.history_tokens_before,
+        "history_tokens_after": record.history_tokens_after,
+        "cost_usd": str(record.cost_usd),
+        "usage": None if usage is None else msgspec.to_builtins(usage),
+        "saved_tokens": savings.saved_tokens if savings else None,
+        "saved_usd_per_turn": str(savings.saved_usd_per_turn) if savings else None,
+        "break_even_turns": savings.break_even_turns if savings else None,
+        "priced_at": savings.priced_at if savings else None,
     }
 
 
@@ -172,8 +205,37 @@ def write_status_text(s: dict[str, Any], out: TextIO) -> None:
         f"  floor      {s['floor']} (stable prefix ends at {s['stable_prefix_end']}); "
         f"{span_text}\n"
         f"  trigger    {s['decision']['explain']}\n"
+        f"  strategy   {strategy_text(s['strategy'])}\n"
         f"  spend      ${s['spent_usd']} of ${s['budget_usd']} budget{exhausted} "
         f"({one_line(s['model'])})\n"
+    )
+    if s.get("last_compaction"):
+        out.write(f"  last       {last_text(s['last_compaction'])}\n")
+
+
+def strategy_text(strategy: dict[str, Any]) -> str:
+    action = strategy["action"]
+    if action is None:
+        return f"{strategy['name']}: nothing it can do now"
+    saved = strategy["expected_saved_tokens"]
+    what = "mask old tool results" if action == "mask" else "summarize"
+    return f"{strategy['name']}: would {what} (about {saved:,} tokens fewer)"
+
+
+def last_text(last: dict[str, Any]) -> str:
+    """`hybrid mask at turn ...: 31,200 -> 9,800 tokens, saves $0.0021 a turn, ...`"""
+    head = (
+        f"compaction {last['compaction_id']}: {last['strategy'] or 'summarize'} ({last['kind']}), "
+        f"{last['history_tokens_before']:,} -> {last['history_tokens_after']:,} tokens"
+    )
+    if last["saved_tokens"] is None:
+        return f"{head}, cost ${last['cost_usd']}"
+    even = last["break_even_turns"]
+    pays = "never pays back" if even is None else f"paid back after {even} more turn(s)"
+    return (
+        f"{head}: saved {last['saved_tokens']:,} tokens, "
+        f"${Decimal(last['saved_usd_per_turn']):.4f} a turn at {last['priced_at']} cache-read "
+        f"rates; cost ${last['cost_usd']}; {pays}"
     )
 
 

@@ -17,6 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from engine import Message
+from engine.savings import compaction_savings
 from metis_compaction_tui.actions import bindings_for
 from metis_compaction_tui.safe_text import safe_text
 from metis_compaction_tui.screens.message_detail import MessageDetailScreen
@@ -57,6 +58,23 @@ def summary_facts(message: Message, info: CompactionInfo | None) -> Table:
     fact("cache key", record.cache_key or "none")
     fact("cache", "HIT (no call, cost 0)" if record.cache_hit else "miss (model called)")
     fact("cost", money(record.cost_usd))
+    if record.usage is not None:
+        u = record.usage
+        fact(
+            "usage",
+            f"{u.input_tokens:,} in · {u.cache_read_tokens:,} cache read · "
+            f"{u.cache_write_tokens:,} cache write · {u.output_tokens:,} out",
+        )
+    fact("strategy", record.strategy or "summarize (before strategies)")
+    savings = compaction_savings(record)
+    if savings is not None:
+        even = savings.break_even_turns
+        fact(
+            "saved",
+            f"{savings.saved_tokens:,} tokens a request, {money(savings.saved_usd_per_turn)} a "
+            f"turn at {savings.priced_at} cache-read rates; "
+            + ("never pays back" if even is None else f"pays back after {even} more turns"),
+        )
     fact("latency", f"{record.latency_ms:,} ms")
     fact("trigger", record.trigger)
     fact("committed", _when(info.created_at_ms or record.created_at_ms))

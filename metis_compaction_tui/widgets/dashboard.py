@@ -78,7 +78,10 @@ class Dashboard(Vertical):
         self.query_one(WatermarkStrip).set_watermark(
             zones, plan.span, plan.message_count, plan.floor
         )
-        self.query_one(TriggerPanel).set_plan(plan, config.compaction_model)
+        last = data.latest_compaction()
+        self.query_one(TriggerPanel).set_plan(
+            plan, config.compaction_model, last.record if last is not None else None
+        )
         self.query_one(AgentPanel).set_view(data.agent)
         self.messages.agent_summaries = data.agent.summary_ids if data.agent else frozenset()
         self.messages.border_title = (

@@ -53,7 +53,7 @@ class TokenSparkline(Widget):
         scale = max(peak, 1)
         for value, mark in buckets:
             level = round(value / scale * 16)
-            kind = "bar" if mark is None else "compaction" if mark == "summary" else "truncation"
+            kind = "bar" if mark is None else "truncation" if mark == "truncation" else "compaction"
             cell_style = style(f"sparkline--{kind}")
             lower = BLOCKS[min(8, level)]
             upper = BLOCKS[max(0, level - 8)] if level > 8 else ("▼" if mark else " ")

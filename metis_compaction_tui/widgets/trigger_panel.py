@@ -1,7 +1,9 @@
 """What the engine would do this turn and why (§3.1), and compaction spend against the budget.
 
 The decision is `engine.plan_turn`'s, explained by `TriggerDecision.explain()`; a trigger that
-fires with no valid boundary (§3.3) is called out, since that turn would fail instead.
+fires with no valid boundary (§3.3) is called out, since that turn would fail instead. The spend
+line also names the compaction strategy and, when it fits, what the last compaction saved
+(engine.savings: tokens off every request, USD a turn, turns to pay back).
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ from typing import ClassVar
 from rich.text import Text
 from textual.widget import Widget
 
-from engine import TriggerAction, TriggerReason, TurnPlan
-from metis_compaction_tui.sources.session_data import money
-from metis_compaction_tui.widgets.fit import first_fitting, fit, lines
+from engine import CompactionRecord, TriggerAction, TriggerReason, TurnPlan
+from engine.savings import compaction_savings
+from metis_compaction_tui.sources.session_data import money, short_tokens
+from metis_compaction_tui.widgets.fit import first_fitting, lines
 
 LABEL = "Trigger   "
 LEADING_VERB = re.compile(r"^(skip|soft|forced): ")
@@ -57,9 +60,10 @@ class TriggerPanel(Widget):
         super().__init__(id=id)
         self.plan: TurnPlan | None = None
         self.model = ""
+        self.last: CompactionRecord | None = None
 
-    def set_plan(self, plan: TurnPlan, model: str) -> None:
-        self.plan, self.model = plan, model
+    def set_plan(self, plan: TurnPlan, model: str, last: CompactionRecord | None = None) -> None:
+        self.plan, self.model, self.last = plan, model, last
         self.refresh()
 
     def render(self) -> Text:
@@ -78,7 +82,35 @@ class TriggerPanel(Widget):
             (partial(Text, line, style("trigger--explain"), end="") for line in self._reasons()),
             room,
         )
-        return lines(head + reason, fit(self._spend_line(), width))
+        notes = self._notes()
+        # Longest first: everything; then the model gives way to what the last compaction saved,
+        # then the notes go from the end; the bare line (model only) last.
+        wordings = [(True, notes)]
+        wordings += [(False, notes[:keep]) for keep in range(len(notes), 1, -1)]
+        wordings += [(True, notes[:keep]) for keep in range(len(notes) - 1, -1, -1)]
+        spend = first_fitting(
+            (partial(self._spend_line, kept, model) for model, kept in wordings), width
+        )
+        return lines(head + reason, spend)
+
+    def _notes(self) -> list[str]:
+        """After the model, most important first: the strategy (and what it would do now), then
+        what the last compaction saved."""
+        assert self.plan is not None
+        plan = self.plan
+        doing = f" → {plan.action}" if plan.decision.fires and plan.action else ""
+        notes = [f"strategy {plan.strategy}{doing}"]
+        last = self.last
+        savings = compaction_savings(last) if last is not None else None
+        if last is not None and savings is not None:
+            saved = short_tokens(savings.saved_tokens)
+            notes.append(
+                f"last {last.strategy or 'summarize'} −{saved} tok "
+                f"{money(savings.saved_usd_per_turn)}/turn"
+            )
+            even = savings.break_even_turns
+            notes.append("never pays back" if even is None else f"pays back in {even} turns")
+        return notes
 
     def _reasons(self) -> list[str]:
         """Why, longest first: the engine's own sentence (its leading verb is the badge's)."""
@@ -106,7 +138,7 @@ class TriggerPanel(Widget):
         }[decision.reason]
         return [sentence, short]
 
-    def _spend_line(self) -> Text:
+    def _spend_line(self, notes: list[str] | None = None, with_model: bool = True) -> Text:
         style = self.get_component_rich_style
         assert self.plan is not None
         spent, budget = self.plan.decision.spent_usd, self.plan.decision.budget_usd
@@ -122,9 +154,12 @@ class TriggerPanel(Widget):
         text.append(f" {money(spent)} of {money(budget)}", style("trigger--explain"))
         if over:
             text.append(" · budget spent", style("trigger--spend-over"))
-        text.append(" · model ", style("trigger--explain"))
-        model_note = self.model
-        if self.model.startswith("local:"):
-            model_note += " (offline)"
-        text.append(model_note, style("trigger--model"))
+        if with_model:
+            text.append(" · model ", style("trigger--explain"))
+            model_note = self.model
+            if self.model.startswith("local:"):
+                model_note += " (offline)"
+            text.append(model_note, style("trigger--model"))
+        for note in notes or ():
+            text.append(f" · {note}", style("trigger--explain"))
         return text

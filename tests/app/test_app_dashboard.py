@@ -10,15 +10,18 @@ from pathlib import Path
 from textual.command import CommandPalette
 
 from engine import plan_turn
+from engine.savings import compaction_savings
 from engine.store import SessionStore
 from metis_compaction_tui.actions import actions_for, palette_entries
 from metis_compaction_tui.screens.compact_now import CompactNowScreen
 from metis_compaction_tui.screens.help import HelpScreen, help_text
+from metis_compaction_tui.sources.session_data import money, short_tokens
 from metis_compaction_tui.widgets.message_list import MessageList
 from metis_compaction_tui.widgets.pressure_gauge import PressureGauge
 from metis_compaction_tui.widgets.session_list import SessionList
 from metis_compaction_tui.widgets.status_bar import StatusBar
 from metis_compaction_tui.widgets.store_banner import StoreBanner
+from metis_compaction_tui.widgets.trigger_panel import TriggerPanel
 from tests.app.app_helpers import (
     SIZE,
     assistant_text,
@@ -202,3 +205,19 @@ def test_a_session_row_never_wraps_its_pressure_line() -> None:
         second = session_prompt(row, True, 22).plain.split("\n")[1]
         assert len(second) <= 22
         assert second.endswith(action.value if action is TriggerAction.SOFT else "FORCED")
+
+
+async def test_the_trigger_panel_names_the_strategy_and_what_the_last_compaction_saved(
+    workspace: Path,
+) -> None:
+    app = make_app(workspace)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot, app, "ledger")
+        with SessionStore.open(workspace) as store:
+            record = [c for c in store.compactions("ledger") if not c.undone][-1].record
+        savings = compaction_savings(record)
+        assert savings is not None and savings.saved_tokens > 0
+        spend = app.query_one(TriggerPanel).render().plain.splitlines()[1]
+        assert "strategy summarize" in spend
+        assert f"last summarize −{short_tokens(savings.saved_tokens)} tok" in spend
+        assert f"{money(savings.saved_usd_per_turn)}/turn" in spend

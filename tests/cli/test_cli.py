@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from decimal import Decimal
 from pathlib import Path
 
 import msgspec
@@ -50,6 +51,36 @@ class Span(Strict):
     span_tokens: int
 
 
+class StrategyPlan(Strict):
+    name: str
+    action: str | None
+    expected_saved_tokens: int | None
+
+
+class CallUsage(Strict):
+    input_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    output_tokens: int
+
+
+class LastCompaction(Strict):
+    compaction_id: int
+    kind: str
+    strategy: str | None
+    trigger: str
+    created_at_ms: int
+    span_message_count: int
+    history_tokens_before: int
+    history_tokens_after: int
+    cost_usd: str
+    usage: CallUsage | None
+    saved_tokens: int | None
+    saved_usd_per_turn: str | None
+    break_even_turns: int | None
+    priced_at: str | None
+
+
 class SessionStatus(Strict):
     session_id: str
     title: str
@@ -69,12 +100,14 @@ class SessionStatus(Strict):
     decision: Decision
     span: Span | None
     boundary_found: bool
+    strategy: StrategyPlan
     model: str
     spent_usd: str
     budget_usd: str
     budget_exhausted: bool
     compactions_in_effect: int
     compactions_undone: int
+    last_compaction: LastCompaction | None
 
 
 class Status(Strict):
@@ -107,7 +140,19 @@ class CacheList(Strict):
 
 
 @pytest.mark.parametrize(
-    "shape", [Status, SessionStatus, Pressure, Decision, Span, CacheList, CacheListRow]
+    "shape",
+    [
+        Status,
+        SessionStatus,
+        Pressure,
+        Decision,
+        Span,
+        StrategyPlan,
+        LastCompaction,
+        CallUsage,
+        CacheList,
+        CacheListRow,
+    ],
 )
 def test_every_field_of_the_json_shapes_is_documented(shape: type[msgspec.Struct]) -> None:
     for field in shape.__struct_fields__:
@@ -267,6 +312,24 @@ def test_status_json_has_the_documented_shape(
     assert session.pressure.of_threshold_pct == pytest.approx(
         100 * session.pending_history_tokens / 6_000, abs=0.05
     )
+
+
+def test_status_says_which_strategy_ran_and_what_it_saved(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(capsys, "status", str(workspace), "--json")
+    assert code == 0
+    (session,) = msgspec.json.decode(out, type=Status).sessions
+    assert session.strategy.name == "summarize"
+    last = session.last_compaction
+    assert last is not None and last.strategy == "summarize"
+    assert last.history_tokens_before > last.history_tokens_after > 0
+    assert last.saved_tokens == last.history_tokens_before - last.history_tokens_after
+    assert last.saved_usd_per_turn is not None and Decimal(last.saved_usd_per_turn) > 0
+    assert last.priced_at == "claude-haiku-4-5" and last.break_even_turns is not None
+    code, text, _ = run(capsys, "status", str(workspace))
+    assert "  strategy   summarize: " in text
+    assert f"saved {last.saved_tokens:,} tokens" in text
 
 
 def test_status_text_says_pressure_floor_trigger_and_spend(

@@ -10,7 +10,7 @@ import msgspec
 import pytest
 
 from metis_compaction_tui.cli import dispatch as cli
-from tests.cli.test_cli import Decision, Pressure, Span, Strict, run
+from tests.cli.test_cli import Decision, Pressure, Span, StrategyPlan, Strict, run
 from tests.importers.test_importers import CLAUDE, CODEX_ROLLOUT
 from tests.transcript_writer import ClaudeCodeWriter
 
@@ -66,6 +66,7 @@ class TranscriptSession(Strict):
     decision: Decision
     span: Span | None
     boundary_found: bool
+    strategy: StrategyPlan
     model: str
     spent_usd: str
     budget_usd: str

@@ -1,0 +1,69 @@
+"""What a committed compaction saved (§7's arithmetic, per compaction): the tokens it took out of
+every later request, what that is worth per turn at the cache-read rate, what it cost (its call,
+and the one-time re-cache of the shorter transcript), and after how many turns it has paid back.
+
+The first turn after a compaction writes the new transcript to the prompt cache (1.25x input)
+where the uncompacted session would have read the old one (0.1x); every later turn reads fewer
+tokens (0.1x each). Both sessions add the same new turns, so those cancel out.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+
+import msgspec
+
+from engine.outcomes import CompactionRecord
+from engine.summarizers.pricing import ModelPrice, price_for
+
+_PER_TOKEN = Decimal(1_000_000)
+# The session's primary model is the agent's, not ours to know: a compaction by an Anthropic
+# model is priced at that model's rates, anything else at the §7 reference model's.
+REFERENCE_MODEL = "claude-haiku-4-5"
+
+
+class CompactionSavings(msgspec.Struct, frozen=True):
+    saved_tokens: int  # removed from every later request
+    saved_usd_per_turn: Decimal  # those tokens at the cache-read rate
+    cost_usd: Decimal  # the compaction call (0: a mask, or a cache hit)
+    recache_usd: Decimal  # first turn after: the new transcript written, not the old one read
+    # Turns after the compaction's own turn until it has paid back (0: on that turn, as
+    # tests/perf/workload_cost.py counts); None: it removed nothing, so never.
+    break_even_turns: int | None
+    priced_at: str  # the model whose rates these are
+
+
+def price_for_record(record: CompactionRecord) -> ModelPrice:
+    model = record.model or ""
+    if model.startswith("anthropic:"):
+        try:
+            return price_for(model)
+        except KeyError:
+            pass
+    return price_for(REFERENCE_MODEL)
+
+
+def compaction_savings(
+    record: CompactionRecord, price: ModelPrice | None = None
+) -> CompactionSavings | None:
+    """None for a record written before the history's tokens were recorded on it."""
+    before, after = record.history_tokens_before, record.history_tokens_after
+    if before <= 0:
+        return None
+    price = price or price_for_record(record)
+    read, write = price.cache_read_per_mtok / _PER_TOKEN, price.cache_write_per_mtok / _PER_TOKEN
+    saved = before - after
+    per_turn = saved * read
+    recache = after * write - before * read
+    owed = record.cost_usd + recache
+    # The compaction's own turn pays `recache` (in `owed`); each later turn earns `per_turn`.
+    even = None if saved <= 0 else max(0, math.ceil(owed / per_turn))
+    return CompactionSavings(
+        saved_tokens=saved,
+        saved_usd_per_turn=per_turn,
+        cost_usd=record.cost_usd,
+        recache_usd=recache,
+        break_even_turns=even,
+        priced_at=price.model,
+    )
