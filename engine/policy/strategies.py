@@ -37,7 +37,7 @@ MASK_MIN_TOKENS = 80
 # otherwise the next turns would cross it again at once and pay another cache rewrite each time.
 MASK_ENOUGH_FRACTION = 0.5
 MASKED_PREFIX = "[tool result masked: "
-_FIRST_LINE_CHARS = 100
+_FIRST_LINE_CHARS = 80
 
 
 class StrategyPlan(msgspec.Struct, frozen=True):
@@ -62,7 +62,7 @@ def placeholder(tool_name: str, content: str, is_error: bool) -> str:
     first = next((line.strip() for line in lines if line.strip()), "")
     if len(first) > _FIRST_LINE_CHARS:
         first = first[: _FIRST_LINE_CHARS - 1] + "…"
-    digest = hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    digest = hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     status = "error, " if is_error else ""
     return (
         f"{MASKED_PREFIX}{tool_name}, {status}{len(content):,} chars, {len(lines):,} lines, "

@@ -659,6 +659,7 @@ async def strategies(args: argparse.Namespace) -> dict[str, object]:
         turns=args.turns,
         threshold=args.threshold,
         quality=args.quality,
+        summary_tokens=args.max_summary_tokens,
         progress=(lambda line: print(line, file=sys.stderr)) if args.progress else lambda _: None,
     )
 
@@ -762,6 +763,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--no-quality", dest="quality", action="store_false", help="skip set B fact recovery"
     )
     parser.add_argument("--progress", action="store_true", help="name each run on stderr")
+    parser.add_argument(
+        "--max-summary-tokens",
+        type=int,
+        default=2_000,
+        help="compaction_max_summary_tokens in the matrix (default 2000, the engine's)",
+    )
     args = parser.parse_args(argv)
     if args.workload is None:
         args.workload = ["mixed"] if args.quick else list(SHAPES)
