@@ -19,6 +19,7 @@ and each compaction call as the server's usage for it says. Against the same wor
 from __future__ import annotations
 
 import asyncio
+import math
 import sys
 from collections.abc import Callable
 from decimal import Decimal
@@ -348,7 +349,8 @@ def matrix_table(report: dict[str, Any], table: Callable[..., str]) -> str:
                 Variant(r["strategy"], r["summarizer"]).label,
                 r["compactions"],
                 "never" if after is None else f"+{after} {_mark(t['break_even_within_3_turns'])}",
-                *(f"{at[c]:.2f}x" if c in at else "—" for c in ("40", "100", "200")),
+                f"{at['40']:.2f}x {_mark(t['turn_40_at_most_0.30x'])}" if "40" in at else "—",
+                *(f"{at[c]:.2f}x" if c in at else "—" for c in ("100", "200")),
                 f"{r['total_vs_uncompacted']:.2f}x {_mark(t['total_at_most_0.5x'])}",
                 f"${Decimal(r['compaction_spend_usd']):.4f}",
                 "—"
@@ -363,34 +365,42 @@ def matrix_table(report: dict[str, Any], table: Callable[..., str]) -> str:
     return table(headers, rows)
 
 
-def text_chart(report: dict[str, Any], shape: str = "mixed", width: int = 40) -> str:
-    """Cumulative cost over the run, per strategy, as bars scaled to the uncompacted run."""
-    lines = []
-    picked = [r for r in report["results"] if r["workload"] == shape]
-    if not picked:
-        return ""
-    without = picked[0]["_without"]
-    checkpoints = [t for t in (50, 100, 150, 200) if t <= len(without.turns)] or [
-        len(without.turns)
-    ]
+_LEVELS = " ▁▂▃▄▅▆▇█"
 
-    def cumulative(run: Any, turn: int) -> Decimal:
-        return sum((t.total_usd for t in run.turns[:turn]), Decimal(0))
 
-    peak = float(cumulative(without, checkpoints[-1]))
-    label_width = max(len(Variant(r["strategy"], r["summarizer"]).label) for r in picked)
-    label_width = max(label_width, len("uncompacted"))
-    lines.append(
-        f"Cumulative cost (input + compaction calls), {shape} workload; █ = "
-        f"${peak / width:.4f}, at turn {', '.join(map(str, checkpoints))}"
-    )
-    rows = [("uncompacted", without)] + [
-        (Variant(r["strategy"], r["summarizer"]).label, r["_run"]) for r in picked
-    ]
-    for name, run in rows:
-        for index, turn in enumerate(checkpoints):
-            value = float(cumulative(run, turn))
-            bar = "█" * max(1, round(value / peak * width)) if value else ""
-            head = name.ljust(label_width) if index == 0 else " " * label_width
-            lines.append(f"{head}  t{turn:<4} {bar} ${value:.3f}")
-    return "\n".join(lines)
+def text_chart(
+    report: dict[str, Any], shapes: tuple[str, ...] = ("mixed",), width: int = 50
+) -> str:
+    """Cumulative cost (input + compaction calls) over the run, one sparkline per strategy, all
+    on the uncompacted run's scale, per workload shape."""
+    out: list[str] = []
+    for shape in shapes:
+        picked = [r for r in report["results"] if r["workload"] == shape]
+        if not picked:
+            continue
+        without = picked[0]["_without"]
+        turns = len(without.turns)
+        step = max(1, math.ceil(turns / width))
+
+        def curve(run: Any, step: int = step, turns: int = turns) -> list[float]:
+            total, points = Decimal(0), []
+            for t in run.turns:
+                total += t.total_usd
+                points.append(float(total))
+            return points[step - 1 :: step] + ([] if turns % step == 0 else [points[-1]])
+
+        peak = curve(without)[-1]
+        rows = [("uncompacted", without)] + [
+            (Variant(r["strategy"], r["summarizer"]).label, r["_run"]) for r in picked
+        ]
+        label_width = max(len(name) for name, _ in rows)
+        out.append(
+            f"{shape}: cumulative cost over turns 1-{turns} (a column is {step} turns; "
+            f"█ = ${peak:.2f}, the uncompacted total)"
+        )
+        for name, run in rows:
+            points = curve(run)
+            line = "".join(_LEVELS[min(8, round(v / peak * 8))] for v in points)
+            out.append(f"{name.ljust(label_width)}  {line}  ${points[-1]:.3f}")
+        out.append("")
+    return "\n".join(out).rstrip()

@@ -666,8 +666,8 @@ async def strategies(args: argparse.Namespace) -> dict[str, object]:
 
 async def main_async(args: argparse.Namespace) -> int:
     if args.json:
-        report = await strategies(args)
-        print(json.dumps(strategy_cost.public(report), indent=2))
+        matrix = await strategies(args)
+        print(json.dumps(strategy_cost.public(matrix), indent=2))
         return 0
     facts = planted_facts(args.seed, args.turns)
     models = args.model or [OFFLINE]
@@ -714,7 +714,7 @@ async def main_async(args: argparse.Namespace) -> int:
         print(f"Chart written to {shown}.")
     print(f"\nTargets: {'all met' if all_met else 'some missed (see the status columns)'}.")
     if args.strategies:
-        report = await strategies(args)
+        matrix = await strategies(args)
         print(
             f"\n## Strategies with a paid summarizer ({args.turns} turns, seed {args.seed}, "
             f"threshold {args.threshold:,})\n"
@@ -726,8 +726,8 @@ async def main_async(args: argparse.Namespace) -> int:
             "(break-even within 3 turns, total ≤ 0.5x, turn 40 ≤ 0.30x, set B facts ≥ "
             "summarize's).\n"
         )
-        print(strategy_cost.matrix_table(report, table))
-        print("\n```text\n" + strategy_cost.text_chart(report) + "\n```")
+        print(strategy_cost.matrix_table(matrix, table))
+        print("\n```text\n" + strategy_cost.text_chart(matrix, tuple(args.workload)) + "\n```")
     return 0
 
 
