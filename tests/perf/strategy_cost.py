@@ -400,7 +400,7 @@ def text_chart(
         )
         for name, run in rows:
             points = curve(run)
-            line = "".join(_LEVELS[min(8, round(v / peak * 8))] for v in points)
+            line = "".join(_LEVELS[min(8, max(1, round(v / peak * 8)))] for v in points)
             out.append(f"{name.ljust(label_width)}  {line}  ${points[-1]:.3f}")
         out.append("")
     return "\n".join(out).rstrip()
