@@ -30,6 +30,8 @@ from engine import (
     SpanChanged,
     SummarizerError,
 )
+from engine.messages import ToolResultContentBlock
+from engine.policy.strategies import is_masked
 from metis_compaction_tui.actions import bindings_for
 from metis_compaction_tui.safe_text import safe_text
 from metis_compaction_tui.sources.base import ActionRefused, SessionSource, SourceUnavailable
@@ -71,6 +73,16 @@ def preview_facts(preview: CompactionPreview) -> Text:
         "model",
         preview.model + (" (offline, no cost)" if preview.model.startswith("local:") else ""),
     )
+    saves = preview.expected_saved_tokens
+    fact(
+        "strategy",
+        f"{preview.strategy}: {preview.action}"
+        + (f", about {saves:,} tokens fewer" if saves is not None else ""),
+    )
+    if preview.action == "mask":
+        fact("call", "none: long tool results become placeholders, cost $0", "bold")
+        fact("budget", f"{money(preview.spent_usd)} of {money(preview.budget_usd)} spent")
+        return text
     if preview.cache_hit:
         fact("cache", "HIT: the summary is already cached, no call, cost $0", "bold")
     else:
@@ -91,8 +103,30 @@ def preview_line(preview: CompactionPreview) -> Text:
     )
 
 
+def review_text(prepared: PreparedCompaction) -> str:
+    """What the user reads before accepting: the summary, or each placeholder a mask puts in."""
+    if prepared.action != "mask":
+        return prepared.summary
+    placeholders = [
+        block.content
+        for message in prepared.replacement
+        for block in message.content
+        if isinstance(block, ToolResultContentBlock) and is_masked(block.content)
+    ]
+    return "\n".join(placeholders) or "(nothing to mask)"
+
+
 def prepared_facts(prepared: PreparedCompaction) -> Text:
     text = Text(end="")
+    if prepared.action == "mask":
+        text.append("Mask ready · no call · ", style="bold")
+        text.append(f"{prepared.tokens_in:,} tokens in · {prepared.strategy}")
+        text.append(
+            "\nThe placeholders are below. Accept (a) puts them in place of the tool results; "
+            "reject (r) changes nothing.",
+            style="italic",
+        )
+        return text
     text.append("Summary ready · ", style="bold")
     text.append("cache HIT, no call · " if prepared.cache_hit else "model called · ")
     text.append(
@@ -282,7 +316,7 @@ class CompactNowScreen(ModalScreen[CompactionOutcome | None]):
         self.prepared = prepared
         if self.preview is not None:  # room for the summary: the preview shrinks to one line
             self.query_one("#cn-preview", Static).update(preview_line(self.preview))
-        self.query_one("#cn-summary-text", Static).update(safe_text(prepared.summary))
+        self.query_one("#cn-summary-text", Static).update(safe_text(review_text(prepared)))
         self._result(prepared_facts(prepared))
         self._set_state("review")
 
@@ -335,11 +369,15 @@ class CompactNowScreen(ModalScreen[CompactionOutcome | None]):
             return
         record = outcome.record
         text = Text("✓ Compacted. ", style="bold", end="")
+        now = (
+            f"masked copies of {record.span_token_count_out:,} tokens"
+            if record.kind == "mask"
+            else f"one summary of {record.span_token_count_out:,} tokens"
+        )
         text.append(
             f"Messages {record.watermark_before}–{record.watermark_after - 1} "
-            f"({record.span_message_count:,}, {record.span_token_count_in:,} tokens) are now one "
-            f"summary of {record.span_token_count_out:,} tokens; the originals are archived "
-            f"(u undoes). {self.source.after_compaction}"
+            f"({record.span_message_count:,}, {record.span_token_count_in:,} tokens) are now "
+            f"{now}; the originals are archived (u undoes). {self.source.after_compaction}"
         )
         self._result(text, "success")
         self._set_state("done")

@@ -204,3 +204,33 @@ async def test_opening_a_summary_shows_it_beside_its_archived_originals(workspac
         assert "miss (model called)" in facts and "local:extractive" in facts
         await pilot.press("escape")
         assert not isinstance(app.screen, SummaryDetailScreen)
+
+
+async def test_compact_now_with_the_mask_strategy_shows_the_placeholders_then_masks(
+    workspace: Path,
+) -> None:
+    with SessionStore.open(workspace) as store:
+        info = store.session_info("ledger")
+        store.update_config("ledger", info.config.replace(compaction_strategy="mask"))
+    before = live_compactions(workspace)
+    app = make_app(workspace)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await open_compact_now(pilot, app)
+        preview = screen.preview
+        assert preview is not None and preview.action == "mask" and preview.cache_key == ""
+        assert preview.expected_saved_tokens and preview.expected_saved_tokens > 0
+        await pilot.press("enter")
+        await wait_workers(app)
+        await pilot.pause()
+        assert screen.state == "review" and screen.prepared is not None
+        shown = str(screen.query_one("#cn-summary-text").render())
+        assert shown.startswith("[tool result masked: ")
+        await pilot.press("a")
+        await wait_workers(app)
+        await pilot.pause()
+        assert screen.state == "done"
+        after = live_compactions(workspace)
+        assert len(after) == len(before) + 1
+        record = after[-1].record
+        assert record.kind == "mask" and record.strategy == "mask" and record.cost_usd == 0
+        assert record.history_tokens_after < record.history_tokens_before
