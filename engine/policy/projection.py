@@ -4,8 +4,10 @@ A recorded session (another agent's transcript) was never compacted by us. `Proj
 it message by message into a History and asks `plan_turn` at every turn start, as
 `SessionManager.before_turn` would. When the trigger fires and a span exists, the span is replaced
 by a stand-in summary of `min(compaction_max_summary_tokens, span tokens)`: the most a summary may
-take, so the projection errs towards firing again sooner, never later. No call is made and the
-budget is taken as unspent. Feeding costs O(1) per message plus the §3.3 boundary slide per turn.
+take, so the projection errs towards firing again sooner, never later. When the configured
+strategy masks instead (engine.policy.strategies), the span gets its real masked copies. No call is
+made and the budget is taken as unspent. Feeding costs O(1) per message plus the §3.3 boundary
+slide per turn.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from engine.config import CompactionConfig
 from engine.history import History, text_message
 from engine.manager import plan_turn
 from engine.messages import Message, Role
+from engine.policy.strategies import masked_span
 from engine.policy.trigger import TriggerAction, TriggerReason
 
 
@@ -75,7 +78,11 @@ class Projection:
         span = plan.span
         if not plan.decision.fires or span is None:
             return  # a skip, or a failed no_valid_boundary turn: the history carries on as is
-        start, end = self._origin[span.start], self._origin[span.compaction_watermark - 1] + 1
+        # A folding strategy's span may start on an earlier stand-in (origin -1).
+        origins = [o for o in self._origin[span.start : span.compaction_watermark] if o >= 0]
+        if not origins:
+            return
+        start, end = origins[0], origins[-1] + 1
         self.fires.append(
             ProjectedCompaction(
                 before_index=self.count,
@@ -88,6 +95,11 @@ class Projection:
                 span_tokens=span.span_tokens,
             )
         )
+        if plan.action == "mask":
+            copies = masked_span(self.history, span.start, span.compaction_watermark)
+            tokens = [self.history.counter(copy) for copy in copies]
+            self.history.replace(span.start, span.compaction_watermark, copies, tokens)
+            return  # one copy per original: the origins stay as they are
         stand_in = text_message(f"projected-{len(self.fires)}", Role.USER, "", synthetic=True)
         tokens = min(self.config.compaction_max_summary_tokens, span.span_tokens)
         self.history.replace(span.start, span.compaction_watermark, [stand_in], [tokens])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -114,3 +115,26 @@ def test_rewrite_refuses_what_a_turn_was_decided_on() -> None:
     projection.feed(_with_tokens(messages))
     assert not projection.rewrite(4, _with_tokens([user("u2", "changed"), assistant("a3")]))
     assert projection.rewrite(5, _with_tokens([assistant("a3", "changed")]))
+
+
+@pytest.mark.parametrize("strategy", ["mask", "hybrid", "recompact"])
+def test_a_projection_follows_the_configured_strategy(strategy: str) -> None:
+    messages = _recording(90)
+    config = CompactionConfig(
+        compaction_threshold_tokens=12_000,
+        compaction_model="local:extractive",
+        compaction_strategy=strategy,
+    )
+    projection = Projection(config)
+    projection.feed(_with_tokens(messages))
+    fires = projection.fires
+    assert len(fires) >= 2
+    for fire in fires:
+        # Spans are in the recording's own indexes, inside it, before the turn that fired.
+        assert 0 <= fire.span_start < fire.span_end <= fire.before_index <= len(messages)
+    stand_ins = [m for m in projection.history.messages if m.id.startswith("projected-")]
+    masked = [m for m in projection.history.messages if m.id.endswith("~masked")]
+    if strategy == "recompact":
+        assert len(stand_ins) == 1 and not masked  # each summary folds the one before
+    if strategy == "mask":
+        assert masked and not stand_ins
