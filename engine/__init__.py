@@ -38,6 +38,13 @@ _HOME: dict[str, str] = {
     "Projection": "engine.policy.projection",
     "Role": "engine.messages",
     "SessionManager": "engine.manager",
+    "SessionPrefix": "engine.summarizers.request",
+    "CallUsage": "engine.summarizers.pricing",
+    "CompactionSavings": "engine.savings",
+    "compaction_savings": "engine.savings",
+    "StrategyPlan": "engine.policy.strategies",
+    "plan_strategy": "engine.policy.strategies",
+    "COMPACTION_STRATEGIES": "engine.config",
     "SessionPersistence": "engine.manager",
     "SessionSnapshot": "engine.outcomes",
     "SpanChanged": "engine.outcomes",
@@ -82,10 +89,12 @@ _HOME: dict[str, str] = {
 }
 
 __all__ = [
+    "COMPACTION_STRATEGIES",
     "PAYLOAD_REGISTRY",
     "AsyncCompactionCache",
     "CacheRow",
     "CacheUnavailable",
+    "CallUsage",
     "CompactionCache",
     "CompactionCompleted",
     "CompactionConfig",
@@ -94,6 +103,7 @@ __all__ = [
     "CompactionOutcome",
     "CompactionPreview",
     "CompactionRecord",
+    "CompactionSavings",
     "CompactionStarted",
     "ConfigError",
     "ContentBlock",
@@ -111,9 +121,11 @@ __all__ = [
     "Role",
     "SessionManager",
     "SessionPersistence",
+    "SessionPrefix",
     "SessionSnapshot",
     "SpanChanged",
     "SpanPlan",
+    "StrategyPlan",
     "Summarizer",
     "SummarizerError",
     "SummaryRequest",
@@ -128,6 +140,7 @@ __all__ = [
     "TurnPlan",
     "canonical_bytes",
     "canonicalize",
+    "compaction_savings",
     "compute_cache_key",
     "decide_trigger",
     "decode_event",
@@ -140,6 +153,7 @@ __all__ = [
     "is_tool_cycle_boundary",
     "make_summarizer",
     "plan_span",
+    "plan_strategy",
     "plan_truncation",
     "plan_turn",
     "project_compactions",
@@ -169,7 +183,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # the eager imports, for type checkers and editors only
     from engine.cache import AsyncCompactionCache, CacheRow, CacheUnavailable, CompactionCache
     from engine.cache_key import canonical_bytes, canonicalize, compute_cache_key
-    from engine.config import CompactionConfig, ConfigError
+    from engine.config import COMPACTION_STRATEGIES, CompactionConfig, ConfigError
     from engine.errors import NothingToCompact
     from engine.events import (
         PAYLOAD_REGISTRY,
@@ -218,7 +232,9 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and editors only
         plan_truncation,
     )
     from engine.policy.splice import splice, summary_message, summary_text
+    from engine.policy.strategies import StrategyPlan, plan_strategy
     from engine.policy.trigger import TriggerAction, TriggerDecision, TriggerReason, decide_trigger
+    from engine.savings import CompactionSavings, compaction_savings
     from engine.summarizers import (
         ErrorClass,
         ExtractiveSummarizer,
@@ -228,4 +244,6 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and editors only
         SummaryResult,
         make_summarizer,
     )
+    from engine.summarizers.pricing import CallUsage
+    from engine.summarizers.request import SessionPrefix
     from engine.tokens import estimate_message_tokens, estimate_text_tokens
