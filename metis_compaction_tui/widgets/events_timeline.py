@@ -64,12 +64,15 @@ class EventsTimeline(RowList):
             )
         elif isinstance(event, CompactionCompleted):
             text.append("✓ completed ", style("events--completed"))
+            # A mask (engine.policy.strategies) makes no call and has no cache key.
+            how = "cache hit" if event.cache_hit else "miss" if event.cache_key else "mask"
+            key = f" · key {event.cache_key[:10]}" if event.cache_key else ""
             text.append(
-                f"{'cache hit' if event.cache_hit else 'miss':<9} "
+                f"{how:<9} "
                 f"{event.watermark_before}–{event.watermark_after - 1} · "
                 f"{short_tokens(event.span_token_count_in)}→"
                 f"{short_tokens(event.span_token_count_out)} tok · {money(event.cost_usd)} · "
-                f"{event.latency_ms:,} ms · key {event.cache_key[:10]}",
+                f"{event.latency_ms:,} ms{key}",
                 detail,
             )
         elif isinstance(event, CompactionFailed):

@@ -16,6 +16,7 @@ from engine.store import SessionStore
 from metis_compaction_tui.screens.compact_now import CompactNowScreen
 from metis_compaction_tui.screens.confirm import ConfirmScreen
 from metis_compaction_tui.screens.summary_detail import SummaryDetailScreen, summary_facts
+from metis_compaction_tui.widgets.events_timeline import EventsTimeline
 from metis_compaction_tui.widgets.message_list import MessageList
 from tests.app.app_helpers import (
     SIZE,
@@ -234,3 +235,12 @@ async def test_compact_now_with_the_mask_strategy_shows_the_placeholders_then_ma
         record = after[-1].record
         assert record.kind == "mask" and record.strategy == "mask" and record.cost_usd == 0
         assert record.history_tokens_after < record.history_tokens_before
+        await pilot.press("escape")
+        await wait_until(
+            pilot,
+            lambda: app.data.revision == after[-1].revision,  # type: ignore[union-attr]
+            what="the dashboard reloaded",
+        )
+        events = app.query_one(EventsTimeline)
+        last = events.render_row(events.row_count() - 1, 160).plain
+        assert "✓ completed mask " in last and "key" not in last
