@@ -55,18 +55,23 @@ def is_masked(content: str) -> bool:
     return content.startswith(MASKED_PREFIX)
 
 
-def placeholder(tool_name: str, content: str, is_error: bool) -> str:
+def placeholder(tool_name: str, content: str, is_error: bool, *, digest: bool = True) -> str:
     """The short text standing for a masked tool result: enough to know what ran and how big it
-    was, and a digest to tell two outputs apart; the original stays archived in the store."""
+    was, and a digest to tell two outputs apart; the original stays archived in the store.
+    `digest=False`: the same length without hashing (what planning needs to count it)."""
     lines = content.splitlines() or [""]
     first = next((line.strip() for line in lines if line.strip()), "")
     if len(first) > _FIRST_LINE_CHARS:
         first = first[: _FIRST_LINE_CHARS - 1] + "…"
-    digest = hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    digest_text = (
+        hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        if digest
+        else "0" * 8
+    )
     status = "error, " if is_error else ""
     return (
         f"{MASKED_PREFIX}{tool_name}, {status}{len(content):,} chars, {len(lines):,} lines, "
-        f"sha256 {digest}; first line: {first}]"
+        f"sha256 {digest_text}; first line: {first}]"
     )
 
 
@@ -117,7 +122,8 @@ def mask_savings(history: History, start: int, end: int) -> int:
     for message in history.messages[start:end]:
         for block in message.content:
             if isinstance(block, ToolResultContentBlock) and _maskable(block):
-                masked = placeholder(names.get(block.tool_use_id, "tool"), block.content, False)
+                name = names.get(block.tool_use_id, "tool")
+                masked = placeholder(name, block.content, block.is_error, digest=False)
                 saved += estimate_text_tokens(block.content) - estimate_text_tokens(masked)
     return max(0, saved)
 
