@@ -22,6 +22,7 @@ from typing import Any, Literal, TypeVar
 import aiosqlite
 import msgspec
 
+from engine.layout import file_identity
 from engine.row_check import MAX_SUMMARY_CHARS, BadRow, int_col, text_col
 
 log = logging.getLogger(__name__)
@@ -202,14 +203,6 @@ def is_transient(exc: BaseException) -> bool:
     """Another process holding the lock past busy_timeout: a miss now, not a broken file."""
     code = getattr(exc, "sqlite_errorcode", None)
     return isinstance(exc, sqlite3.OperationalError) and code in (5, 6)  # BUSY, LOCKED
-
-
-def file_identity(path: Path) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino)
 
 
 def _now_ms() -> int:

@@ -28,6 +28,7 @@ from engine.events import (
     redact,
 )
 from engine.history import History, text_message
+from engine.layout import cache_path
 from engine.messages import HistoryError, Message, Role, validate_history, validate_message
 from engine.outcomes import (
     CompactionOutcome,
@@ -141,9 +142,7 @@ class SessionManager:
             )
         self._summarizer = summarizer
         if cache is None and workspace is not None:
-            cache = CompactionCache(
-                workspace / ".metis" / "compaction-cache.sqlite", max_rows=compaction_cache_max_rows
-            )
+            cache = CompactionCache(cache_path(workspace), max_rows=compaction_cache_max_rows)
         self.cache = cache
         self.persistence = persistence
         self.bus = bus or EventBus()

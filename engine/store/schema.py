@@ -12,8 +12,6 @@ from pathlib import Path
 
 from engine.cache import prepare_file
 
-STORE_DIR = ".metis"
-STORE_FILE = "sessions.sqlite"
 # 'MCTS' (metis compaction store): tells our file from another program's SQLite database.
 APPLICATION_ID = 0x4D435453
 BUSY_TIMEOUT_MS = 5_000
@@ -91,10 +89,6 @@ SCHEMA_VERSION = len(MIGRATIONS)
 
 class StoreError(Exception):
     """One clear line: which file, what is wrong, what to do."""
-
-
-def store_path(workspace: Path) -> Path:
-    return Path(workspace) / STORE_DIR / STORE_FILE
 
 
 def describe_sqlite_error(path: Path, exc: BaseException) -> str:

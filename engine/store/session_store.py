@@ -23,6 +23,7 @@ from engine.cache import CompactionCache
 from engine.config import CompactionConfig
 from engine.events import CompactionEvent, encode_event, event_type
 from engine.history import History
+from engine.layout import cache_path, store_path
 from engine.manager import SessionManager
 from engine.messages import HistoryError, Message
 from engine.outcomes import CompactionRecord, SessionSnapshot, TurnPlan
@@ -49,11 +50,9 @@ from engine.store.rows import (
 )
 from engine.store.schema import (
     SCHEMA_VERSION,
-    STORE_DIR,
     StoreError,
     connect,
     describe_sqlite_error,
-    store_path,
 )
 from engine.summarizers import Summarizer
 
@@ -72,7 +71,6 @@ __all__ = [
     "store_path",
 ]
 
-CACHE_FILE = "compaction-cache.sqlite"
 _MANAGER_PASSTHROUGH = ("bus", "token_counter", "clock", "cache")
 _NO_END = 2**62
 
@@ -115,7 +113,7 @@ class SessionStore:
 
     @property
     def cache_path(self) -> Path:
-        return self.workspace / STORE_DIR / CACHE_FILE
+        return cache_path(self.workspace)
 
     def close(self) -> None:
         with self._lock:

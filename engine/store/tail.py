@@ -13,16 +13,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import sqlite3
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import suppress
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
+from engine.layout import file_identity, is_store_commit_file, metis_dir, store_path
 from engine.store.rows import (
     EVENT_COLUMNS,
     MESSAGE_COLUMNS,
@@ -33,12 +33,9 @@ from engine.store.rows import (
 )
 from engine.store.schema import (
     SCHEMA_VERSION,
-    STORE_DIR,
-    STORE_FILE,
     StoreError,
     check_version,
     describe_sqlite_error,
-    store_path,
 )
 
 log = logging.getLogger(__name__)
@@ -47,7 +44,6 @@ BATCH_ROWS = 5_000  # rows per look; more are read on the very next look, withou
 RETRY_S = 0.05  # after a look that met another process's lock
 WATCH_DEBOUNCE_MS = 50  # watchfiles groups events for at most this long (its default is 1.6 s)
 WATCH_STEP_MS = 5
-_WATCHED_NAMES = frozenset({STORE_FILE, f"{STORE_FILE}-wal"})  # never -shm
 
 
 class StoreUpdate(msgspec.Struct, frozen=True):
@@ -74,16 +70,8 @@ class _NotReady(Exception):
     """The store is missing or still being created: nothing to read yet, and nothing wrong."""
 
 
-def _identity(path: Path) -> tuple[int, int] | None:
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return None
-    return (stat.st_dev, stat.st_ino)
-
-
 def watch_filter(_change: object, path: str) -> bool:
-    return os.path.basename(path) in _WATCHED_NAMES
+    return is_store_commit_file(path)
 
 
 class StoreTailer:
@@ -107,7 +95,7 @@ class StoreTailer:
         self.problem: str | None = None  # what stops reading right now; None when all is well
         self._cursor = start if isinstance(start, TailCursor) else TailCursor()
         # "now" means the end of the file there now; a file that replaces it is read whole.
-        self._start_identity = _identity(self.path) if start == "now" else None
+        self._start_identity = file_identity(self.path) if start == "now" else None
         self._start_at_end = self._start_identity is not None
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
@@ -202,7 +190,7 @@ class StoreTailer:
         return int(seq), int(event), revisions
 
     def _connection(self) -> sqlite3.Connection:
-        identity = _identity(self.path)
+        identity = file_identity(self.path)
         if identity is None:
             self._disconnect()
             if self._identity is not None:
@@ -256,7 +244,7 @@ class StoreTailer:
                     watch_failed = watch_failed or watcher.exception() is not None
                     watcher = None  # the folder went away: watch again once it is back
                 watchable = self.use_watchfiles and not watch_failed and watcher is None
-                if watchable and (self.workspace / STORE_DIR).is_dir():
+                if watchable and (metis_dir(self.workspace)).is_dir():
                     watcher = asyncio.create_task(self._watch(wake))
                 batch = await asyncio.to_thread(self.read_now)
                 if batch:
@@ -280,7 +268,7 @@ class StoreTailer:
 
         try:
             async for _changes in awatch(
-                self.workspace / STORE_DIR,
+                metis_dir(self.workspace),
                 watch_filter=watch_filter,
                 debounce=WATCH_DEBOUNCE_MS,
                 step=WATCH_STEP_MS,
@@ -289,7 +277,7 @@ class StoreTailer:
             ):
                 wake.set()
         except (OSError, RuntimeError) as exc:
-            log.warning("watching %s failed (%s); polling only", self.workspace / STORE_DIR, exc)
+            log.warning("watching %s failed (%s); polling only", metis_dir(self.workspace), exc)
             raise
 
     async def aclose(self) -> None:
@@ -299,6 +287,49 @@ class StoreTailer:
             self._wake.set()
         with self._lock:
             self._disconnect()
+
+
+class CommitWaiter:
+    """The synchronous twin of the tailer's wake-up, for a caller that polls from its own thread:
+    `wait` returns on a commit's file event (the same `watch_filter`), on `wake`, or after the
+    timeout. Only a hint: the reader confirms with PRAGMA data_version (StoreTailer.read_now)."""
+
+    def __init__(self, workspace: Path) -> None:
+        self.folder = metis_dir(workspace)
+        self._watch: Iterator[set[Any]] | None = None
+
+    def wait(self, timeout_s: float, wake: threading.Event) -> None:
+        try:
+            import watchfiles
+        except ImportError:  # pragma: no cover - a dependency, but keep polling if absent
+            wake.wait(timeout_s)
+            return
+        if self._watch is None:
+            try:
+                self._watch = iter(
+                    watchfiles.watch(
+                        self.folder,
+                        watch_filter=watch_filter,
+                        stop_event=wake,
+                        yield_on_timeout=True,
+                        rust_timeout=max(50, int(timeout_s * 1000)),
+                        debounce=WATCH_DEBOUNCE_MS,
+                        step=20,
+                    )
+                )
+            except (OSError, RuntimeError):
+                self._watch = None
+                wake.wait(timeout_s)
+                return
+        try:
+            next(self._watch)
+        except (StopIteration, OSError, RuntimeError):
+            self._watch = None  # woken, or the folder went away: start again next time
+            if not wake.is_set():
+                wake.wait(timeout_s)
+
+    def reset(self) -> None:
+        self._watch = None
 
 
 def _group(

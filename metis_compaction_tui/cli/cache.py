@@ -14,6 +14,7 @@ from typing import Any, TextIO
 import msgspec
 
 from engine import CacheRow, CompactionCache
+from engine.layout import cache_path
 from metis_compaction_tui.cli import exit_codes
 from metis_compaction_tui.cli.commands import (
     JSON_SHAPE_VERSION,
@@ -97,7 +98,7 @@ def cmd_cache(
 ) -> int:
     if not workspace.is_dir():
         raise CliError(f"workspace {workspace} does not exist or is not a folder")
-    path = workspace / ".metis" / "compaction-cache.sqlite"
+    path = cache_path(workspace)
     cache = _open_cache(path)
     try:
         return _CACHE_ACTIONS[action](CacheCall(cache, path, arg, as_json, yes, out, stdin))

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TextIO
 
 from engine import ConfigError
+from engine.layout import simulator_log_path
 from engine.store import SessionStore, StoreError, store_path
 from metis_compaction_tui.cli import exit_codes
 from metis_compaction_tui.cli.cache import cmd_cache
@@ -336,7 +337,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
         return 0
     # The writer runs in its own process, as metis dev would: two processes share the store.
     SessionStore.open(workspace, create=True).close()  # the app opens onto an existing store
-    log_path = workspace / ".metis" / "simulator.log"
+    log_path = simulator_log_path(workspace)
     command = [
         sys.executable, "-m", "metis_compaction_tui.cli", "simulate", str(workspace),
         "--pace", str(args.pace), "--turns", str(args.turns), "--seed", str(args.seed),

@@ -17,6 +17,7 @@ import msgspec
 
 from engine import CompactionCache, CompactionConfig, ConfigError, History, SessionManager
 from engine.config import config_with_text
+from engine.layout import cache_path, is_workspace, metis_dir
 from metis_compaction_tui.cli.commands import (
     JSON_SHAPE_VERSION,
     CliError,
@@ -42,7 +43,7 @@ def is_transcript_path(path: Path) -> bool:
     not a metis workspace (the default "." stays a workspace, so its errors stay a store's)."""
     if path.is_file():
         return True
-    if path == Path(".") or not path.is_dir() or (path / ".metis").exists():
+    if path == Path(".") or not path.is_dir() or is_workspace(path):
         return False
     return any(path.rglob("*.jsonl"))
 
@@ -79,7 +80,7 @@ def cmd_inspect(path: Path | None, scratch: Path | None, limit: int, sets: Seque
     scratch = scratch or scratch_dir()
     paths = _paths(path, limit)
     try:
-        (scratch / ".metis").mkdir(parents=True, exist_ok=True, mode=0o700)
+        metis_dir(scratch).mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as error:
         raise CliError(f"scratch folder {scratch}: {error.strerror or error}") from None
     from metis_compaction_tui.app import run_app
@@ -155,8 +156,8 @@ def cmd_transcript_compact(
         raise CliError(f"{path}: compact takes one transcript file")
     config = what_if_config(sets)
     recording = _read(path, config)
-    cache_path = scratch_dir() / ".metis" / "compaction-cache.sqlite"
-    cache = CompactionCache(cache_path) if cache_path.exists() else None  # peek, never create
+    scratch_cache = cache_path(scratch_dir())
+    cache = CompactionCache(scratch_cache) if scratch_cache.exists() else None  # peek, never create
     knobs = {name: getattr(config, name) for name in config.__struct_fields__}
     try:
         manager = SessionManager(

@@ -26,6 +26,7 @@ from engine import (
     event_type,
     plan_turn,
 )
+from engine.layout import cache_path
 from metis_compaction_tui.sources.base import ActionRefused, SessionRow, SourceChange
 from metis_compaction_tui.sources.session_data import (
     CompactionInfo,
@@ -181,7 +182,7 @@ class MemorySource:
         self.writable = writable
         self.workspace = workspace
         if workspace is not None:
-            self.cache_path = workspace / ".metis" / "compaction-cache.sqlite"
+            self.cache_path = cache_path(workspace)
         self.store = MemoryPersistence()
 
     # -- building ----------------------------------------------------------------------------

@@ -9,7 +9,6 @@ checks the file's identity and reports the change as a problem until the store i
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine import CompactionConfig, History, SessionManager
+from engine.layout import cache_path, file_identity, store_path
 from metis_compaction_tui.sources.base import (
     ActionRefused,
     SessionRow,
@@ -33,20 +33,13 @@ from metis_compaction_tui.sources.session_data import (
 
 if TYPE_CHECKING:
     from engine.store import SessionStore
+    from engine.store.tail import CommitWaiter
 
 
 def _store_errors() -> tuple[type[BaseException], ...]:
     from engine.store import StoreError
 
     return (StoreError, sqlite3.Error, OSError)
-
-
-def _identity(path: Path) -> tuple[int, int] | None:
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return None
-    return (stat.st_dev, stat.st_ino)
 
 
 def event_row(stored: Any) -> EventRow:
@@ -66,14 +59,13 @@ class StoreSource:
     def __init__(self, workspace: Path, *, poll_interval_s: float = 0.25) -> None:
         self.workspace = Path(workspace)
         self.label = str(self.workspace)
-        self.metis_dir = self.workspace / ".metis"
-        self.db_path = self.metis_dir / "sessions.sqlite"
-        self.cache_path: Path | None = self.metis_dir / "compaction-cache.sqlite"
+        self.db_path = store_path(self.workspace)
+        self.cache_path: Path | None = cache_path(self.workspace)
         self.poll_interval_s = poll_interval_s
         self._feed_store: SessionStore | None = None
         self._feed_identity: tuple[int, int] | None = None
         self._tailer: Any = None
-        self._watch: Iterator[set[Any]] | None = None
+        self._waiter: CommitWaiter | None = None
         self._lock = threading.Lock()
 
     # -- connections -------------------------------------------------------------------------
@@ -108,7 +100,7 @@ class StoreSource:
         from engine.store.tail import StoreTailer
 
         self.close()
-        identity = _identity(self.db_path)
+        identity = file_identity(self.db_path)
         if identity is None:
             raise SourceUnavailable(f"no session store at {self.db_path} (is metis dev running?)")
         self._feed_store = self._open_store()
@@ -128,7 +120,8 @@ class StoreSource:
             except _store_errors():
                 pass
         self._tailer = None
-        self._watch = None
+        if self._waiter is not None:
+            self._waiter.reset()
 
     # -- reading (feed thread) -----------------------------------------------------------------
 
@@ -199,7 +192,7 @@ class StoreSource:
             after = page[-1].event_id
 
     def poll(self) -> list[SourceChange]:
-        if _identity(self.db_path) != self._feed_identity:
+        if file_identity(self.db_path) != self._feed_identity:
             self.close()
             raise SourceUnavailable(f"{self.db_path} was deleted or replaced; waiting for it")
         if self._tailer is None:
@@ -224,41 +217,13 @@ class StoreSource:
         return changes
 
     def wait(self, timeout_s: float, wake: threading.Event) -> None:
-        """A file event on the db or its -wal is the hint (never -shm: reading rewrites it);
-        the tailer confirms with PRAGMA data_version. No events: the timeout is the poll."""
-        try:
-            import watchfiles
-        except ImportError:  # pragma: no cover - a dependency, but keep polling if absent
-            wake.wait(timeout_s)
-            return
-        if self._watch is None:
-            names = {self.db_path.name, f"{self.db_path.name}-wal"}
+        """A commit's file event is the hint (engine.store.tail's filter); the tailer confirms
+        with PRAGMA data_version. No events: the timeout is the poll."""
+        if self._waiter is None:
+            from engine.store.tail import CommitWaiter
 
-            def only_db(_change: Any, path: str) -> bool:
-                return os.path.basename(path) in names
-
-            try:
-                self._watch = iter(
-                    watchfiles.watch(
-                        self.metis_dir,
-                        watch_filter=only_db,
-                        stop_event=wake,
-                        yield_on_timeout=True,
-                        rust_timeout=max(50, int(timeout_s * 1000)),
-                        debounce=50,
-                        step=20,
-                    )
-                )
-            except (OSError, RuntimeError):
-                self._watch = None
-                wake.wait(timeout_s)
-                return
-        try:
-            next(self._watch)
-        except (StopIteration, OSError, RuntimeError):
-            self._watch = None  # woken, or the folder went away: start again next time
-            if not wake.is_set():
-                wake.wait(timeout_s)
+            self._waiter = CommitWaiter(self.workspace)
+        self._waiter.wait(timeout_s, wake)
 
     # -- acting (any thread) -------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ import pytest
 from textual.pilot import Pilot
 
 from engine import CompactionCache, Message, Role, TextContentBlock
+from engine.layout import cache_path
 from metis_compaction_tui.app import MetisInspector
 from metis_compaction_tui.demo.store import build_demo_workspace
 from metis_compaction_tui.sources.store import StoreSource
@@ -26,7 +27,7 @@ def make_app(workspace: Path, **options: object) -> MetisInspector:
 
 
 def cache_keys(workspace: Path) -> list[str]:
-    cache = CompactionCache(workspace / ".metis" / "compaction-cache.sqlite")
+    cache = CompactionCache(cache_path(workspace))
     try:
         return [row.cache_key for row in cache.list_rows()]
     finally:

@@ -9,6 +9,7 @@ from pathlib import Path
 from textual.widgets import DataTable
 
 from engine import CompactionCache
+from engine.layout import cache_path
 from engine.store import SessionStore
 from metis_compaction_tui.screens.cache_browser import CacheBrowserScreen, age
 from metis_compaction_tui.screens.confirm import ConfirmScreen
@@ -97,7 +98,7 @@ async def test_evict_asks_first_and_deletes_only_on_yes(workspace: Path) -> None
 
 
 async def test_trim_to_n_keeps_the_most_recently_read(workspace: Path) -> None:
-    before = CompactionCache(workspace / ".metis" / "compaction-cache.sqlite")
+    before = CompactionCache(cache_path(workspace))
     newest = [r.cache_key for r in before.list_rows(order_by="last_read_at_ms")][:2]
     before.close()
     app = make_app(workspace)

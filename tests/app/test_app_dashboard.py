@@ -10,6 +10,7 @@ from pathlib import Path
 from textual.command import CommandPalette
 
 from engine import plan_turn
+from engine.layout import metis_dir
 from engine.savings import compaction_savings
 from engine.store import SessionStore
 from metis_compaction_tui.actions import actions_for, palette_entries
@@ -183,11 +184,11 @@ async def test_a_store_that_disappears_shows_a_banner_and_recovers(workspace: Pa
         banner = app.query_one(StoreBanner)
         assert not banner.display
         moved = workspace.parent / "moved-away"
-        shutil.move(workspace / ".metis", moved)
+        shutil.move(metis_dir(workspace), moved)
         await wait_until(pilot, lambda: banner.display, what="the banner")
         assert "store unavailable" in banner.render().plain
         assert app.data is not None, "the last data read stays shown"
-        shutil.move(moved, workspace / ".metis")
+        shutil.move(moved, metis_dir(workspace))
         await wait_until(pilot, lambda: not banner.display, what="recovery")
         with SessionStore.open(workspace) as writer:
             writer.append_message("ledger", user_text("after", "back again"), 5)

@@ -10,6 +10,7 @@ from pathlib import Path
 from textual.widgets import Input
 
 from engine import CompactionConfig
+from engine.layout import cache_path
 from metis_compaction_tui.app import MetisInspector
 from metis_compaction_tui.screens.compact_now import CompactNowScreen
 from metis_compaction_tui.screens.knobs import KnobsScreen
@@ -157,7 +158,7 @@ async def test_a_what_if_compaction_never_writes_the_transcript(tmp_path: Path) 
             what="tailed after the what-if",
         )
     assert path.read_bytes().startswith(original)  # only the agent's append changed it
-    assert (tmp_path / "scratch" / ".metis" / "compaction-cache.sqlite").exists()
+    assert cache_path(tmp_path / "scratch").exists()
 
 
 def writer_last_id(path: Path) -> str:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.layout import simulator_log_path
 from engine.store import SessionStore
 from tests.app.app_helpers import cache_keys
 
@@ -111,7 +112,7 @@ class Run:
     def log(self) -> str:
         if self.workspace is None:
             return "(no workspace yet)"
-        path = self.workspace / ".metis" / "simulator.log"
+        path = simulator_log_path(self.workspace)
         return path.read_text(encoding="utf-8") if path.exists() else "(no simulator log)"
 
     def fail(self, what: str) -> AssertionError:
@@ -190,7 +191,7 @@ def test_the_demo_end_to_end_in_tmux(tmp_path: Path) -> None:
         run.wait(lambda s: status(s) not in (None, seen), "a live message to change the count")
 
         # The writer finishes its 12 turns; the dashboard then shows the store's final count.
-        log = workspace / ".metis" / "simulator.log"
+        log = simulator_log_path(workspace)
         run.wait_path(
             lambda: "simulated 12 turns" in log.read_text(encoding="utf-8"),
             "the simulated metis dev to finish",

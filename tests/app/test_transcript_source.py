@@ -11,6 +11,7 @@ import msgspec
 import pytest
 
 from engine import CompactionConfig, validate_history
+from engine.layout import cache_path
 from engine.policy.projection import project_compactions
 from metis_compaction_tui.importers import load_transcript
 from metis_compaction_tui.sources.base import SourceUnavailable
@@ -142,7 +143,7 @@ def test_what_if_compaction_keeps_tailing_and_never_writes_the_file(tmp_path: Pa
 
     assert asyncio.run(compact()) == "compacted"
     assert hashlib.sha256(live.read_bytes()).hexdigest() == before
-    assert (tmp_path / "scratch" / ".metis" / "compaction-cache.sqlite").exists()
+    assert cache_path(tmp_path / "scratch").exists()
     data = _consume(source, data)
     compacted = len(data.history)
     assert data.history.messages[data.history.floor - 1].metadata.compaction_span is not None

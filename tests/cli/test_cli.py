@@ -15,6 +15,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from engine.layout import STORE_FILE, cache_path, metis_dir, store_path
 from engine.store import SessionStore
 from metis_compaction_tui.cli import dispatch as cli
 from metis_compaction_tui.demo.simulator import Simulator
@@ -250,7 +251,7 @@ def test_a_missing_workspace_is_one_line_and_exit_2(
 def test_a_store_that_is_not_sqlite_is_one_line_exit_2_and_untouched(
     argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = tmp_path / ".metis" / "sessions.sqlite"
+    path = store_path(tmp_path)
     path.parent.mkdir()
     path.write_bytes(b"\x00not sqlite at all\n" * 100)
     before = path.read_bytes()
@@ -258,7 +259,7 @@ def test_a_store_that_is_not_sqlite_is_one_line_exit_2_and_untouched(
     assert code == 2
     assert "is not a SQLite database" in one_error_line(err)
     assert path.read_bytes() == before
-    assert sorted(os.listdir(path.parent)) == ["sessions.sqlite"]
+    assert sorted(os.listdir(path.parent)) == [STORE_FILE]
 
 
 @pytest.mark.parametrize("command", ["compact", "undo"])
@@ -280,7 +281,7 @@ def test_the_console_script_exits_2_in_a_real_process(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "sessions.sqlite does not exist" in done.stderr
-    assert not (tmp_path / ".metis").exists()
+    assert not metis_dir(tmp_path).exists()
 
 
 def test_a_named_model_without_a_key_is_refused(
@@ -289,7 +290,7 @@ def test_a_named_model_without_a_key_is_refused(
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     code, _, err = run(capsys, "simulate", str(tmp_path), "--model", "anthropic:claude-haiku-4-5")
     assert code == 2 and "set ANTHROPIC_API_KEY" in one_error_line(err)
-    assert not (tmp_path / ".metis").exists()
+    assert not metis_dir(tmp_path).exists()
 
 
 # -- status ------------------------------------------------------------------------------------
@@ -354,9 +355,9 @@ def test_status_of_an_empty_store(tmp_path: Path, capsys: pytest.CaptureFixture[
 def test_compact_dry_run_writes_nothing(
     workspace: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (workspace / ".metis" / "compaction-cache.sqlite").unlink()
+    cache_path(workspace).unlink()
     for name in ("-wal", "-shm"):
-        (workspace / ".metis" / f"compaction-cache.sqlite{name}").unlink(missing_ok=True)
+        (metis_dir(workspace) / f"compaction-cache.sqlite{name}").unlink(missing_ok=True)
     sid = session_id(workspace)
     before = state(workspace)
     code, out, err = run(capsys, "compact", sid, "-w", str(workspace), "--dry-run", "--json")
@@ -367,7 +368,7 @@ def test_compact_dry_run_writes_nothing(
     assert preview["span"]["span_message_count"] > 0
     assert preview["estimated_cost_usd"] == "0"  # local:extractive
     assert state(workspace) == before
-    assert not (workspace / ".metis" / "compaction-cache.sqlite").exists()
+    assert not cache_path(workspace).exists()
 
 
 def test_compact_then_undo_then_refusals(
@@ -445,9 +446,9 @@ def test_cache_list_without_a_cache_creates_none(
     code, out, _ = run(capsys, "cache", "list", "-w", str(tmp_path), "--json")
     assert code == 0
     assert msgspec.json.decode(out, type=CacheList) == CacheList(
-        2, str(tmp_path / ".metis" / "compaction-cache.sqlite"), False, 0, []
+        2, str(cache_path(tmp_path)), False, 0, []
     )
-    assert not (tmp_path / ".metis").exists()
+    assert not metis_dir(tmp_path).exists()
 
 
 def test_cache_show_evict_trim_clear(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -521,4 +522,4 @@ def test_open_hands_the_workspace_to_the_app(
     assert run(capsys, str(tmp_path))[0] == 0
     assert run(capsys, "open", str(tmp_path))[0] == 0
     assert opened == [tmp_path, tmp_path]
-    assert not (tmp_path / ".metis").exists()  # opening never creates a store
+    assert not metis_dir(tmp_path).exists()  # opening never creates a store

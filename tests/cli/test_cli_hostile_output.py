@@ -14,6 +14,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from engine.layout import cache_path, store_path
 from metis_compaction_tui.cli import dispatch as cli
 from metis_compaction_tui.demo.simulator import Simulator
 
@@ -28,9 +29,9 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def _poison(workspace: Path) -> None:
-    with sqlite3.connect(workspace / ".metis" / "sessions.sqlite") as db:
+    with sqlite3.connect(store_path(workspace)) as db:
         db.execute("UPDATE sessions SET title = ?", (EVIL,))
-    with sqlite3.connect(workspace / ".metis" / "compaction-cache.sqlite") as db:
+    with sqlite3.connect(cache_path(workspace)) as db:
         db.execute("UPDATE compaction_cache SET summarization_model = ?", ("m" + EVIL,))
 
 
@@ -71,7 +72,7 @@ def test_a_commit_with_stdout_on_a_full_disk_exits_0_without_a_traceback(workspa
     with open("/dev/full", "w") as full:
         done = _cli("cache", "clear", "--yes", str(workspace), stdout=full)
     assert b"Traceback" not in done.stderr
-    with sqlite3.connect(workspace / ".metis" / "compaction-cache.sqlite") as db:
+    with sqlite3.connect(cache_path(workspace)) as db:
         left = db.execute("SELECT count(*) FROM compaction_cache").fetchone()[0]
     assert left == 0 and done.returncode == 0, done.stderr  # committed: the committed code
 
@@ -79,7 +80,7 @@ def test_a_commit_with_stdout_on_a_full_disk_exits_0_without_a_traceback(workspa
 def test_undo_exit_code_says_whether_it_committed(
     workspace: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    store = workspace / ".metis" / "sessions.sqlite"
+    store = store_path(workspace)
     with sqlite3.connect(store) as db:
         sid = db.execute("SELECT session_id FROM sessions").fetchone()[0]
         db.execute("UPDATE compactions SET record = 'garbage'")

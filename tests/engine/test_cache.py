@@ -21,6 +21,7 @@ from engine.cache import (
     CompactionCache,
     is_transient,
 )
+from engine.layout import cache_path
 
 # §5.2 as the spec prints it (SQLite stores the text without IF NOT EXISTS and the semicolon).
 SPEC_TABLE_SQL = """CREATE TABLE compaction_cache (
@@ -55,7 +56,7 @@ def row(key: str, summary: str = "summary", model: str = "anthropic:claude-haiku
 
 @pytest.fixture
 def path(tmp_path: Path) -> Path:
-    return tmp_path / ".metis" / "compaction-cache.sqlite"
+    return cache_path(tmp_path)
 
 
 @pytest.fixture

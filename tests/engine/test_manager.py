@@ -24,6 +24,7 @@ from engine.events import (
     encode_event,
     event_type,
 )
+from engine.layout import cache_path
 from engine.manager import SessionManager
 from engine.messages import Message, MessageMetadata, validate_history
 from engine.outcomes import SpanChanged
@@ -312,7 +313,7 @@ async def test_a_second_manager_over_the_same_workspace_hits_the_cache_without_a
     assert bumped is not None
     assert bumped.use_count == 2
     assert bumped.last_read_at_ms >= row.last_read_at_ms
-    assert (tmp_path / ".metis" / "compaction-cache.sqlite").is_file()
+    assert cache_path(tmp_path).is_file()
 
 
 async def test_the_cache_key_ignores_message_ids_so_a_replayed_session_hits(

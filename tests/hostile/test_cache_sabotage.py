@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from engine import CompactionConfig
+from engine.layout import cache_path
 from engine.store import SessionStore
 from metis_compaction_tui.demo.workload import scripted_session
 from metis_compaction_tui.screens.cache_browser import CacheBrowserScreen
@@ -102,11 +103,11 @@ async def test_the_app_says_the_cache_is_broken_and_compaction_goes_on(
     workspace: Path,  # noqa: F811 - the fixture
     how: str,
 ) -> None:
-    cache_path = workspace / ".metis" / "compaction-cache.sqlite"
+    cache_file = cache_path(workspace)
     app = make_app(workspace)
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot, app)
-        SABOTAGE[how](cache_path)
+        SABOTAGE[how](cache_file)
         app.action_cache_browser()
         await wait_until(
             pilot,

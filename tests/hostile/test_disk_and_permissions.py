@@ -24,6 +24,7 @@ from engine import (
     ToolResultContentBlock,
     ToolUseContentBlock,
 )
+from engine.layout import CACHE_FILE, STORE_FILE, metis_dir
 from engine.manager import SessionManager
 from engine.store import SessionStore, StoreError
 from metis_compaction_tui.demo.workload import scripted_session
@@ -170,7 +171,7 @@ def test_a_chmod_read_only_store_refuses_writes_clearly(tmp_path: Path) -> None:
     store, manager = new_store(tmp_path)
     store.close()
     committed = [m.id for m in manager.messages]
-    metis = tmp_path / ".metis"
+    metis = metis_dir(tmp_path)
     for path in metis.iterdir():
         path.chmod(0o400)
     metis.chmod(0o500)
@@ -206,10 +207,10 @@ def test_store_and_cache_files_are_created_owner_only(tmp_path: Path) -> None:
         import asyncio
 
         manager.commit(asyncio.run(manager.prepare()))  # a cache write: its -wal exists
-        metis = tmp_path / ".metis"
+        metis = metis_dir(tmp_path)
         files = sorted(p for p in metis.iterdir() if p.is_file())
         names = {p.name for p in files}
-        assert {"sessions.sqlite", "compaction-cache.sqlite"} <= names
+        assert {STORE_FILE, CACHE_FILE} <= names
         assert mode(metis) == 0o700
         for path in files:
             assert mode(path) == 0o600, f"{path.name} is {oct(mode(path))}"

@@ -23,6 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import Message, Role, TextContentBlock, decode_message, encode_message
+from engine.layout import metis_dir, store_path
 from engine.store import SessionStore, StoreError
 from engine.store.tail import StoreTailer
 from metis_compaction_tui.demo.workload import scripted_session
@@ -191,10 +192,10 @@ def test_a_corrupt_message_row_is_a_located_error_or_harmless(
 ) -> None:
     value = data.draw(COLUMN_VALUES[column], label="value")
     workspace = tmp_path_factory.mktemp("fuzz")
-    shutil.copytree(template / ".metis", workspace / ".metis")
+    shutil.copytree(metis_dir(template), metis_dir(workspace))
     expected = read_all(workspace)
     expected_tail, _ = tail_all(workspace)
-    conn = sqlite3.connect(workspace / ".metis" / "sessions.sqlite")
+    conn = sqlite3.connect(store_path(workspace))
     seqs = [r[0] for r in conn.execute("SELECT seq FROM messages ORDER BY seq")]
     seq = seqs[row % len(seqs)]
     try:

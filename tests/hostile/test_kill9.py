@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from engine import CompactionConfig
+from engine.layout import store_path
 from engine.store import SessionStore
 from metis_compaction_tui.demo.workload import scripted_session
 from tests.engine.store.test_store_processes import check_consistent
@@ -81,7 +82,7 @@ def test_kill_9_leaves_a_valid_store_with_every_committed_message_once(
         time.sleep(chance.uniform(0.0, 0.1))  # the survivor runs on a moment, then dies too
     kill(second)
 
-    integrity = sqlite3.connect(tmp_path / ".metis" / "sessions.sqlite")
+    integrity = sqlite3.connect(store_path(tmp_path))
     assert integrity.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     integrity.close()
     with SessionStore.open(tmp_path) as store:  # opens: WAL recovery is SQLite's

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from engine import CompactionConfig
+from engine.layout import store_path
 from engine.store import SessionStore
 from metis_compaction_tui.demo.workload import scripted_session
 from tests.engine.store.test_store_processes import check_consistent
@@ -122,7 +123,7 @@ def edit(path: Path, sql: str, *params: object) -> None:
 def test_a_hand_edited_session_column_is_a_located_store_error(tmp_path: Path, attack: str) -> None:
     grown_store(tmp_path, turns=2).close()
     column, value = BAD_SESSION_COLUMNS[attack]
-    edit(tmp_path / ".metis" / "sessions.sqlite", f"UPDATE sessions SET {column} = ?", value)
+    edit(store_path(tmp_path), f"UPDATE sessions SET {column} = ?", value)
     from engine.store import StoreError
 
     with SessionStore.open(tmp_path) as store:
@@ -136,7 +137,7 @@ def test_a_hand_edited_session_column_is_a_located_store_error(tmp_path: Path, a
 def test_a_message_whose_id_and_body_disagree_is_refused_not_looped_on(tmp_path: Path) -> None:
     grown_store(tmp_path).close()
     edit(
-        tmp_path / ".metis" / "sessions.sqlite",
+        store_path(tmp_path),
         "UPDATE messages SET message_id = 'someone-else' WHERE position = 1",
     )
     from engine.store import StoreError

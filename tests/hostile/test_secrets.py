@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from engine import CompactionConfig
+from engine.layout import metis_dir, store_path
 from engine.store import SessionStore
 from engine.summarizers.anthropic_summarizer import AnthropicSummarizer
 from metis_compaction_tui.demo.workload import scripted_session
@@ -97,11 +98,11 @@ async def test_secrets_in_errors_and_messages_reach_no_event_cache_log_or_repr(
     store.close()
     import sqlite3
 
-    conn = sqlite3.connect(tmp_path / ".metis" / "sessions.sqlite")
+    conn = sqlite3.connect(store_path(tmp_path))
     bodies = [row[0] for row in conn.execute("SELECT body FROM events")]
     conn.close()
     assert not leaks("\n".join(bodies)), "a secret reached the events table"
-    metis = tmp_path / ".metis"
+    metis = metis_dir(tmp_path)
     cache_bytes = b"".join(
         p.read_bytes() for p in metis.iterdir() if p.name.startswith("compaction-cache")
     )

@@ -51,6 +51,7 @@ from engine import (
     plan_turn,
 )
 from engine.cache import INDEX_DDL, SQL_PUT, TABLE_DDL, CacheRow
+from engine.layout import cache_path
 from metis_compaction_tui.demo.workload import scripted_session
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -343,7 +344,7 @@ def bench_hit_miss(samples: int) -> list[Row]:
         summarizer = AnthropicSummarizer(
             MODEL, api_key="sk-test-dummy", base_url=base_url, max_retries=0
         )
-        cache = CompactionCache(workspace / ".metis" / "compaction-cache.sqlite")
+        cache = CompactionCache(cache_path(workspace))
         manager = SessionManager(
             history=history,
             compaction_model=CONFIG.compaction_model,

@@ -21,6 +21,7 @@ from engine import (
     TextContentBlock,
     validate_history,
 )
+from engine.layout import metis_dir, store_path
 from engine.store import SessionStore, StoreError, UndoRefused, UnknownSession
 from engine.store.rows import encode_config
 from engine.store.schema import SCHEMA_VERSION
@@ -75,8 +76,8 @@ def assert_matches(store: SessionStore, manager: object) -> None:
 
 def test_the_store_is_created_owner_only_in_wal_mode(tmp_path: Path) -> None:
     store = SessionStore.open(tmp_path, create=True)
-    assert store.path == tmp_path / ".metis" / "sessions.sqlite"
-    assert stat.S_IMODE(os.stat(tmp_path / ".metis").st_mode) == 0o700
+    assert store.path == store_path(tmp_path)
+    assert stat.S_IMODE(os.stat(metis_dir(tmp_path)).st_mode) == 0o700
     assert stat.S_IMODE(os.stat(store.path).st_mode) == 0o600
     conn = sqlite3.connect(store.path)
     assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
@@ -87,14 +88,14 @@ def test_the_store_is_created_owner_only_in_wal_mode(tmp_path: Path) -> None:
 def test_opening_without_create_never_makes_anything(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match=r"sessions\.sqlite does not exist"):
         SessionStore.open(tmp_path)
-    assert not (tmp_path / ".metis").exists()
+    assert not metis_dir(tmp_path).exists()
     with pytest.raises(StoreError, match=r"workspace .* does not exist"):
         SessionStore.open(tmp_path / "nowhere", create=True)
 
 
 def test_a_newer_schema_is_refused_and_never_rewritten(tmp_path: Path) -> None:
     SessionStore.open(tmp_path, create=True).close()
-    path = tmp_path / ".metis" / "sessions.sqlite"
+    path = store_path(tmp_path)
     conn = sqlite3.connect(path)
     conn.execute("PRAGMA user_version = 7")
     conn.close()
@@ -113,7 +114,7 @@ async def test_a_version_1_store_migrates_its_watermark_column_to_floor(tmp_path
     """0.2 renamed `sessions.watermark` (the floor) to `floor`; a 0.1 store keeps its rows."""
     from engine.store.schema import APPLICATION_ID, MIGRATIONS
 
-    path = tmp_path / ".metis" / "sessions.sqlite"
+    path = store_path(tmp_path)
     path.parent.mkdir()
     conn = sqlite3.connect(path)
     for statement in MIGRATIONS[0]:
@@ -140,7 +141,7 @@ async def test_a_version_1_store_migrates_its_watermark_column_to_floor(tmp_path
 
 
 def test_a_file_that_is_not_sqlite_is_named_and_left_alone(tmp_path: Path) -> None:
-    path = tmp_path / ".metis" / "sessions.sqlite"
+    path = store_path(tmp_path)
     path.parent.mkdir()
     path.write_bytes(b"this is not a database, it is a shopping list\n" * 40)
     before = path.read_bytes()
@@ -151,7 +152,7 @@ def test_a_file_that_is_not_sqlite_is_named_and_left_alone(tmp_path: Path) -> No
 
 
 def test_another_programs_database_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / ".metis" / "sessions.sqlite"
+    path = store_path(tmp_path)
     path.parent.mkdir()
     conn = sqlite3.connect(path)
     conn.execute("CREATE TABLE recipes (name TEXT)")
@@ -162,7 +163,7 @@ def test_another_programs_database_is_refused(tmp_path: Path) -> None:
 
 
 def test_an_empty_file_is_refused_read_only_and_initialised_with_create(tmp_path: Path) -> None:
-    path = tmp_path / ".metis" / "sessions.sqlite"
+    path = store_path(tmp_path)
     path.parent.mkdir()
     path.touch()
     with pytest.raises(StoreError, match="has no session store schema yet"):

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from engine import CompactionConfig, validate_history
+from engine.layout import store_path
 from engine.store import SessionStore
 from engine.store.tail import StoreTailer
 from metis_compaction_tui.demo.workload import scripted_session
@@ -253,7 +254,7 @@ async def test_an_undo_in_another_process_is_picked_up_by_the_next_turn(tmp_path
 
 def test_another_process_refuses_a_newer_schema_and_leaves_the_file_alone(tmp_path: Path) -> None:
     make_store(tmp_path, turns=2).close()
-    path = tmp_path / ".metis" / "sessions.sqlite"
+    path = store_path(tmp_path)
     with sqlite3.connect(path) as conn:
         conn.execute("PRAGMA user_version = 7")
     conn.close()

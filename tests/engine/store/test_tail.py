@@ -13,6 +13,7 @@ import pytest
 import engine.store.tail as tail_module
 from engine import CompactionConfig
 from engine import encode_message as encode
+from engine.layout import cache_path, metis_dir, store_path
 from engine.store import SessionStore
 from engine.store.tail import StoreTailer, StoreUpdate, TailCursor, watch_filter
 from tests.history_builders import LOCAL, RecordingSummarizer, assistant, chat, ids, user
@@ -143,7 +144,7 @@ def test_a_backlog_past_one_batch_is_read_in_order_without_waiting(
 def test_no_store_yet_then_a_half_made_one_then_a_real_one(tmp_path: Path) -> None:
     tailer = StoreTailer(tmp_path)  # nothing there: start from the beginning when it comes
     assert tailer.read_now() == [] and tailer.problem is None
-    path = tmp_path / ".metis" / "sessions.sqlite"
+    path = store_path(tmp_path)
     path.parent.mkdir()
     path.touch()  # created, schema not yet committed
     assert tailer.read_now() == [] and tailer.problem is None
@@ -173,7 +174,7 @@ def test_a_locked_store_is_retried_and_nothing_is_lost(tmp_path: Path) -> None:
 
 
 def test_a_garbage_file_is_a_problem_until_a_store_replaces_it(tmp_path: Path) -> None:
-    path = tmp_path / ".metis" / "sessions.sqlite"
+    path = store_path(tmp_path)
     path.parent.mkdir()
     path.write_bytes(b"garbage " * 512)
     tailer = StoreTailer(tmp_path)
@@ -196,22 +197,23 @@ def test_a_replaced_file_is_read_as_a_new_store(tmp_path: Path) -> None:
     tailer = StoreTailer(tmp_path)
     assert tailer.read_now() == []
     store.close()
-    for name in ("sessions.sqlite", "sessions.sqlite-wal", "sessions.sqlite-shm"):
-        (tmp_path / ".metis" / name).unlink(missing_ok=True)  # a restore: the old store goes
+    for suffix in ("", "-wal", "-shm"):  # a restore: the old store goes
+        Path(f"{store_path(tmp_path)}{suffix}").unlink(missing_ok=True)
     assert tailer.read_now() == []
-    staged = tmp_path / ".metis" / "staged.sqlite"
-    shutil.copy(other / ".metis" / "sessions.sqlite", staged)
-    staged.replace(tmp_path / ".metis" / "sessions.sqlite")  # and the backup is renamed in
+    staged = metis_dir(tmp_path) / "staged.sqlite"
+    shutil.copy(store_path(other), staged)
+    staged.replace(store_path(tmp_path))  # and the backup is renamed in
     updates = tailer.read_now()
     assert {u.session_id for u in updates if u.sessions_changed} == {"s9"}
     assert appended(updates) == ["new"]
 
 
 def test_the_watch_filter_takes_the_db_and_wal_never_shm() -> None:
-    assert watch_filter(None, "/w/.metis/sessions.sqlite")
-    assert watch_filter(None, "/w/.metis/sessions.sqlite-wal")
-    assert not watch_filter(None, "/w/.metis/sessions.sqlite-shm")
-    assert not watch_filter(None, "/w/.metis/compaction-cache.sqlite-wal")
+    store = str(store_path("/w"))
+    assert watch_filter(None, store)
+    assert watch_filter(None, f"{store}-wal")
+    assert not watch_filter(None, f"{store}-shm")
+    assert not watch_filter(None, f"{cache_path('/w')}-wal")
 
 
 # -- the live loop -------------------------------------------------------------------------

@@ -1,0 +1,58 @@
+"""The workspace layout: the one module that knows where things live under `<workspace>/.metis/`.
+
+Everything else asks here, so a file can move (or a new one join, e.g. config.yaml) in one place.
+Path arithmetic, plus a file's identity (to notice a file replaced under an open connection).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+METIS_DIR = ".metis"
+STORE_FILE = "sessions.sqlite"  # the live session store shared with metis dev
+CACHE_FILE = "compaction-cache.sqlite"  # the §5 summary cache
+CONFIG_FILE = "config.yaml"  # the workspace's settings (issue 18)
+SIMULATOR_LOG = "simulator.log"  # the demo's simulated metis dev writes here
+
+# The files a writer's commit changes (watched by the tail); never -shm, which readers touch too.
+STORE_COMMIT_FILES = frozenset({STORE_FILE, f"{STORE_FILE}-wal"})
+
+
+def metis_dir(workspace: Path | str) -> Path:
+    return Path(workspace) / METIS_DIR
+
+
+def store_path(workspace: Path | str) -> Path:
+    return metis_dir(workspace) / STORE_FILE
+
+
+def cache_path(workspace: Path | str) -> Path:
+    return metis_dir(workspace) / CACHE_FILE
+
+
+def config_path(workspace: Path | str) -> Path:
+    return metis_dir(workspace) / CONFIG_FILE
+
+
+def simulator_log_path(workspace: Path | str) -> Path:
+    return metis_dir(workspace) / SIMULATOR_LOG
+
+
+def is_workspace(path: Path | str) -> bool:
+    """A folder that already holds a `.metis/` (a store, a cache, or a config)."""
+    return metis_dir(path).exists()
+
+
+def file_identity(path: Path | str) -> tuple[int, int] | None:
+    """(device, inode), or None when the file is missing: a replaced file has a new identity."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def is_store_commit_file(path: Path | str) -> bool:
+    """Whether a changed file's name is one a store commit writes (the tail's watch filter)."""
+    return Path(path).name in STORE_COMMIT_FILES
