@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
+from engine.config import CompactionConfig
 from engine.messages import (
     Message,
     MessageMetadata,
@@ -16,7 +18,45 @@ from engine.messages import (
 from engine.summarizers.base import ErrorClass, SummarizerError, SummaryRequest, SummaryResult
 from engine.tokens import estimate_text_tokens
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from engine.store import SessionStore
+
 LOCAL = "local:extractive"
+SID = "s1"
+# Small knobs: a few short turns cross the threshold, so compaction happens within a test.
+SMALL_CONFIG = CompactionConfig(
+    compaction_model=LOCAL,
+    compaction_threshold_tokens=300,
+    compaction_hard_cap_tokens=600,
+    compaction_preserve_recent_turns=2,
+)
+
+# High knobs: nothing compacts by itself, so every compaction seen is one the test asked for.
+QUIET_CONFIG = CompactionConfig(
+    compaction_model=LOCAL,
+    compaction_threshold_tokens=10_000_000,
+    compaction_hard_cap_tokens=20_000_000,
+    compaction_preserve_recent_turns=2,
+)
+
+
+def new_store(
+    workspace: Path, session_id: str = SID, config: CompactionConfig = SMALL_CONFIG
+) -> SessionStore:
+    """A real store (created) with one session under `config`."""
+    from engine.store import SessionStore
+
+    store = SessionStore.open(workspace, create=True)
+    store.create_session(session_id, config=config)
+    return store
+
+
+def fill(store: SessionStore, messages: Sequence[Message], session_id: str = SID) -> None:
+    """Append as metis dev would, with a rough token count (a third of the characters)."""
+    for message in messages:
+        store.append_message(session_id, message, len(message.text()) // 3)
 
 
 def user(message_id: str, text: str = "please go on", **metadata: object) -> Message:

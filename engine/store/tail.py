@@ -93,6 +93,7 @@ class StoreTailer:
         self.poll_interval_s = poll_interval_s
         self.use_watchfiles = use_watchfiles
         self.problem: str | None = None  # what stops reading right now; None when all is well
+        self.watching = asyncio.Event()  # set once the file watch is up (see _watch)
         self._cursor = start if isinstance(start, TailCursor) else TailCursor()
         # "now" means the end of the file there now; a file that replaces it is read whole.
         self._start_identity = file_identity(self.path) if start == "now" else None
@@ -266,6 +267,9 @@ class StoreTailer:
     async def _watch(self, wake: asyncio.Event) -> None:
         from watchfiles import awatch
 
+        # awatch sets its OS watch up before its first await: whoever waits on this event runs
+        # after that point, so a commit made then is seen (tests wait on it, never sleep).
+        self.watching.set()
         try:
             async for _changes in awatch(
                 metis_dir(self.workspace),

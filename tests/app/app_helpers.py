@@ -1,20 +1,17 @@
-"""Shared by the app's Pilot tests: a real demo store in a temp workspace, and waits that poll a
+"""Shared by the app's Pilot tests: helpers to make the app and waits that poll a
 condition the feed thread will make true (never a bare sleep), or wait on the workers that end."""
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from textual.pilot import Pilot
 
 from engine import CompactionCache, Message, Role, TextContentBlock
 from engine.layout import cache_path
 from metis_compaction_tui.app import MetisInspector
-from metis_compaction_tui.demo.store import build_demo_workspace
 from metis_compaction_tui.sources.store import StoreSource
 
 SIZE = (100, 30)
@@ -70,16 +67,3 @@ def user_text(message_id: str, text: str) -> Message:
 
 def assistant_text(message_id: str, text: str) -> Message:
     return Message(id=message_id, role=Role.ASSISTANT, content=(TextContentBlock(text),))
-
-
-@pytest.fixture(scope="session")
-def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_demo_workspace(tmp_path_factory.mktemp("demo") / "workspace")
-
-
-@pytest.fixture
-def workspace(demo_template: Path, tmp_path: Path) -> Path:
-    """A fresh copy of the demo workspace (store + cache) for each test."""
-    target = tmp_path / "workspace"
-    shutil.copytree(demo_template, target)
-    return target

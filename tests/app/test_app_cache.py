@@ -1,7 +1,6 @@
 """The cache browser over the workspace's real compaction-cache.sqlite: rows, sort, filter,
 which sessions a row backs, and evict / trim / clear, each only after a confirmation."""
 
-# ruff: noqa: F811  (pytest fixtures imported from tests.app.app_helpers are redefined as arguments)
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,12 +16,10 @@ from metis_compaction_tui.screens.trim import TrimScreen
 from tests.app.app_helpers import (
     SIZE,
     cache_keys,
-    demo_template,  # noqa: F401 - a fixture
     loaded,
     make_app,
     wait_until,
     wait_workers,
-    workspace,  # noqa: F401 - a fixture
 )
 
 

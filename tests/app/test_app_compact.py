@@ -1,7 +1,6 @@
 """Compact now (preview → instructions → summary → accept / reject), SpanChanged, undo, and the
 summary detail screen, against a real store with the offline summarizer."""
 
-# ruff: noqa: F811  (pytest fixtures imported from tests.app.app_helpers are redefined as arguments)
 from __future__ import annotations
 
 import asyncio
@@ -20,12 +19,10 @@ from metis_compaction_tui.widgets.events_timeline import EventsTimeline
 from metis_compaction_tui.widgets.message_list import MessageList
 from tests.app.app_helpers import (
     SIZE,
-    demo_template,  # noqa: F401 - a fixture
     loaded,
     make_app,
     wait_until,
     wait_workers,
-    workspace,  # noqa: F401 - a fixture
 )
 
 

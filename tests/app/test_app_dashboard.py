@@ -1,7 +1,6 @@
 """The dashboard on a real store: what it shows, sessions, follow mode, themes, palette, help,
 the store going away and coming back."""
 
-# ruff: noqa: F811  (pytest fixtures imported from tests.app.app_helpers are redefined as arguments)
 from __future__ import annotations
 
 import shutil
@@ -26,12 +25,10 @@ from metis_compaction_tui.widgets.trigger_panel import TriggerPanel
 from tests.app.app_helpers import (
     SIZE,
     assistant_text,
-    demo_template,  # noqa: F401 - a fixture
     loaded,
     make_app,
     user_text,
     wait_until,
-    workspace,  # noqa: F401 - a fixture
 )
 
 

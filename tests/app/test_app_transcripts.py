@@ -1,7 +1,6 @@
 """The app on agent transcripts (`inspect`): the agent panel, live tailing, what-if knobs and
 a what-if compaction that never writes the transcript."""
 
-# ruff: noqa: F811  (pytest fixtures imported from tests.app.app_helpers are redefined as arguments)
 from __future__ import annotations
 
 import shutil
@@ -21,12 +20,10 @@ from metis_compaction_tui.widgets.store_banner import StoreBanner
 from metis_compaction_tui.widgets.trigger_panel import TriggerPanel
 from tests.app.app_helpers import (
     SIZE,
-    demo_template,  # noqa: F401 - a fixture
     loaded,
     make_app,
     wait_until,
     wait_workers,
-    workspace,  # noqa: F401 - a fixture
 )
 from tests.importers.test_importers import SHARED
 from tests.transcript_writer import ClaudeCodeWriter

@@ -176,14 +176,6 @@ def one_error_line(err: str) -> str:
     return lines[0]
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    """A workspace with one simulated session that has compacted (and a cache row or two)."""
-    simulator = Simulator(tmp_path, pace=0, turns=12, reruns=0, session_prefix="cli")
-    asyncio.run(simulator.run())
-    return tmp_path
-
-
 def session_id(workspace: Path) -> str:
     with SessionStore.open(workspace) as store:
         return store.list_sessions()[0].session_id

@@ -4,7 +4,6 @@ anything was committed (finding 5). All failed before the output layer (cli/outp
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sqlite3
 import subprocess
@@ -16,16 +15,9 @@ import pytest
 
 from engine.layout import cache_path, store_path
 from metis_compaction_tui.cli import dispatch as cli
-from metis_compaction_tui.demo.simulator import Simulator
 
 ROOT = Path(__file__).resolve().parents[2]
 EVIL = "\x1b]0;pwned\x07\x1b[2J\x1b]52;c;ZXZpbA==\x07\x9b31m\u202e"
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    asyncio.run(Simulator(tmp_path, pace=0, turns=12, reruns=0, session_prefix="h").run())
-    return tmp_path
 
 
 def _poison(workspace: Path) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from decimal import Decimal
 from pathlib import Path
@@ -46,12 +46,6 @@ SPAN = (
     Message(id="m2", role=Role.ASSISTANT, content=(TextContentBlock("Renamed; tests pass."),)),
 )
 REQUEST = SummaryRequest(span=SPAN, prompt_version="1.0.0", max_tokens=512)
-
-
-@pytest.fixture
-def server() -> Iterator[MessagesAPIServer]:
-    with MessagesAPIServer() as running:
-        yield running
 
 
 @asynccontextmanager

@@ -4,7 +4,7 @@ pointed at a real local Messages-API server (tests/messages_api_server.py)."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Sequence
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -69,12 +69,6 @@ PRESERVE = 2
 
 
 # --- fixtures and helpers ----------------------------------------------------------------------
-
-
-@pytest.fixture
-def server() -> Iterator[MessagesAPIServer]:
-    with MessagesAPIServer() as running:
-        yield running
 
 
 @pytest.fixture

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.processes import spawn_worker
+
 FULL = os.environ.get("HOSTILE_FULL") == "1"
 ROOT = Path(__file__).resolve().parents[2]
 WORKERS = Path(__file__).with_name("workers.py")
@@ -37,14 +39,9 @@ def rng(seed: int) -> random.Random:
 
 
 def spawn(*args: object) -> subprocess.Popen[str]:
-    """A real second process running a role of tests/hostile/workers.py."""
-    return subprocess.Popen(
-        [sys.executable, str(WORKERS), *map(str, args)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    """A real second process running a role of tests/hostile/workers.py (killed, with its
+    group, after the test if it is still running)."""
+    return spawn_worker(WORKERS, *args)
 
 
 def can_mount() -> bool:

@@ -10,21 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from engine import CompactionConfig
 from engine.layout import cache_path
 from engine.store import SessionStore
 from metis_compaction_tui.demo.workload import scripted_session
 from metis_compaction_tui.screens.cache_browser import CacheBrowserScreen
-from tests.app.app_helpers import SIZE, demo_template, loaded, make_app, wait_until, workspace  # noqa: F401 - fixtures
+from tests.app.app_helpers import SIZE, loaded, make_app, wait_until
 from tests.engine.store.test_store_processes import check_consistent
+from tests.history_builders import QUIET_CONFIG
 
 SESSION = "s"
-CONFIG = CompactionConfig(
-    compaction_model="local:extractive",
-    compaction_threshold_tokens=10_000_000,
-    compaction_hard_cap_tokens=20_000_000,
-    compaction_preserve_recent_turns=2,
-)
+CONFIG = QUIET_CONFIG
 GARBAGE = b"this is not a SQLite database\n" * 200
 
 
@@ -100,11 +95,11 @@ async def test_a_sabotaged_cache_mid_session_leaves_compaction_going_uncached(
 
 @pytest.mark.parametrize("how", ["truncated", "overwritten", "replaced"])
 async def test_the_app_says_the_cache_is_broken_and_compaction_goes_on(
-    workspace: Path,  # noqa: F811 - the fixture
+    demo_workspace: Path,
     how: str,
 ) -> None:
-    cache_file = cache_path(workspace)
-    app = make_app(workspace)
+    cache_file = cache_path(demo_workspace)
+    app = make_app(demo_workspace)
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot, app)
         SABOTAGE[how](cache_file)
@@ -126,5 +121,5 @@ async def test_the_app_says_the_cache_is_broken_and_compaction_goes_on(
             assert manager.commit(prepared).status == "compacted"
             assert manager.cache is not None and manager.cache.status.state == "degraded"
         assert app.is_running
-    with SessionStore.open(workspace) as store:
+    with SessionStore.open(demo_workspace) as store:
         check_consistent(store)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from engine.store import SessionStore
 from metis_compaction_tui.demo.workload import scripted_session
 from tests.engine.store.test_store_processes import QUIET, check_consistent
 from tests.hostile.conftest import ROOT, rng, trials
+from tests.processes import spawn_worker
 
 WORKERS = ROOT / "tests" / "engine" / "store" / "store_workers.py"
 SESSION = "s"
@@ -25,13 +25,7 @@ TRIALS = trials(3, 20)
 
 
 def race(workspace: Path, name: str, go: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, str(WORKERS), "race", str(workspace), SESSION, name, str(go)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return spawn_worker(WORKERS, "race", workspace, SESSION, name, go)
 
 
 @pytest.mark.parametrize("trial", range(TRIALS))

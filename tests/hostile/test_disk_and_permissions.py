@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 from engine import (
-    CompactionConfig,
     Message,
     Role,
     TextContentBlock,
@@ -29,15 +28,11 @@ from engine.manager import SessionManager
 from engine.store import SessionStore, StoreError
 from metis_compaction_tui.demo.workload import scripted_session
 from tests.engine.store.test_store_processes import check_consistent
+from tests.history_builders import QUIET_CONFIG
 from tests.hostile.conftest import can_mount, remount, tmpfs
 
 SESSION = "s"
-CONFIG = CompactionConfig(
-    compaction_model="local:extractive",
-    compaction_threshold_tokens=10_000_000,
-    compaction_hard_cap_tokens=20_000_000,
-    compaction_preserve_recent_turns=2,
-)
+CONFIG = QUIET_CONFIG
 
 
 def turn(number: int, size: int) -> list[Message]:

@@ -9,7 +9,7 @@ works. The budget is charged only for what was billed: a response carrying usage
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from decimal import Decimal
 from pathlib import Path
@@ -55,12 +55,6 @@ def config(hard_cap: int) -> CompactionConfig:
 
 def turns(count: int, seed: int = 21) -> list[list[Message]]:
     return list(scripted_session(seed, count))
-
-
-@pytest.fixture
-def server() -> Iterator[MessagesAPIServer]:
-    with MessagesAPIServer() as running:
-        yield running
 
 
 @asynccontextmanager

@@ -8,19 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from engine import CompactionConfig
 from engine.layout import store_path
 from engine.store import SessionStore
 from metis_compaction_tui.demo.workload import scripted_session
 from tests.engine.store.test_store_processes import check_consistent
+from tests.history_builders import QUIET_CONFIG
 
 SESSION = "s"
-CONFIG = CompactionConfig(
-    compaction_model="local:extractive",
-    compaction_threshold_tokens=10_000_000,
-    compaction_hard_cap_tokens=20_000_000,
-    compaction_preserve_recent_turns=2,
-)
+CONFIG = QUIET_CONFIG
 
 
 def grown_store(path: Path, turns: int = 20) -> SessionStore:

@@ -9,7 +9,6 @@ import logging
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
@@ -43,12 +42,6 @@ ECHO = json.dumps(
 def leaks(data: bytes | str) -> list[str]:
     text = data if isinstance(data, str) else data.decode("utf-8", "replace")
     return [secret for secret in SECRETS if secret in text]
-
-
-@pytest.fixture
-def server() -> Iterator[MessagesAPIServer]:
-    with MessagesAPIServer() as running:
-        yield running
 
 
 async def test_secrets_in_errors_and_messages_reach_no_event_cache_log_or_repr(

@@ -27,36 +27,20 @@ from engine.store.rows import encode_config
 from engine.store.schema import SCHEMA_VERSION
 from metis_compaction_tui.demo.workload import scripted_session
 from tests.history_builders import (
-    LOCAL,
+    SID,
+    SMALL_CONFIG,
     FailingSummarizer,
     RecordingSummarizer,
     assistant,
     chat,
+    fill,
     ids,
     tool_call,
     tool_result,
     user,
 )
 
-SID = "s1"
-SMALL = CompactionConfig(
-    compaction_model=LOCAL,
-    compaction_threshold_tokens=300,
-    compaction_hard_cap_tokens=600,
-    compaction_preserve_recent_turns=2,
-)
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> SessionStore:
-    opened = SessionStore.open(tmp_path, create=True)
-    opened.create_session(SID, config=SMALL, title="a session")
-    return opened
-
-
-def fill(store: SessionStore, messages: list[Message], session_id: str = SID) -> None:
-    for message in messages:
-        store.append_message(session_id, message, len(message.text()) // 3)
+SMALL = SMALL_CONFIG
 
 
 def assert_matches(store: SessionStore, manager: object) -> None:

@@ -20,6 +20,7 @@ from engine.layout import store_path
 from engine.store import SessionStore
 from engine.store.tail import StoreTailer
 from metis_compaction_tui.demo.workload import scripted_session
+from tests.processes import spawn_worker
 
 WORKERS = Path(__file__).with_name("store_workers.py")
 ROOT = Path(__file__).resolve().parents[3]
@@ -34,13 +35,7 @@ QUIET = CompactionConfig(
 
 
 def spawn(*args: object) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, str(WORKERS), *map(str, args)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return spawn_worker(WORKERS, *args)
 
 
 def lines(proc: subprocess.Popen[str], timeout: float = 60) -> list[dict[str, object]]:

@@ -11,31 +11,22 @@ from pathlib import Path
 import pytest
 
 import engine.store.tail as tail_module
-from engine import CompactionConfig
 from engine import encode_message as encode
 from engine.layout import cache_path, metis_dir, store_path
-from engine.store import SessionStore
 from engine.store.tail import StoreTailer, StoreUpdate, TailCursor, watch_filter
-from tests.history_builders import LOCAL, RecordingSummarizer, assistant, chat, ids, user
-
-SID = "s1"
-CONFIG = CompactionConfig(
-    compaction_model=LOCAL,
-    compaction_threshold_tokens=300,
-    compaction_hard_cap_tokens=600,
-    compaction_preserve_recent_turns=2,
+from tests.history_builders import (
+    SID,
+    SMALL_CONFIG,
+    RecordingSummarizer,
+    assistant,
+    chat,
+    fill,
+    ids,
+    new_store,
+    user,
 )
 
-
-def new_store(workspace: Path, session_id: str = SID) -> SessionStore:
-    store = SessionStore.open(workspace, create=True)
-    store.create_session(session_id, config=CONFIG)
-    return store
-
-
-def fill(store: SessionStore, messages: list, session_id: str = SID) -> None:
-    for message in messages:
-        store.append_message(session_id, message, len(message.text()) // 3)
+CONFIG = SMALL_CONFIG
 
 
 def appended(updates: list[StoreUpdate]) -> list[str]:
@@ -235,7 +226,8 @@ async def test_updates_follow_a_writer(tmp_path: Path, use_watchfiles: bool) -> 
                 return
 
     follower = asyncio.create_task(follow())
-    await asyncio.sleep(0.2)  # the watch is up
+    if use_watchfiles:  # the watch is up: a commit from now on raises a file event
+        await asyncio.wait_for(tailer.watching.wait(), timeout=10)
     for message in chat(20):
         store.append_message(SID, message, 1)
         await asyncio.sleep(0.005)
@@ -254,7 +246,7 @@ async def test_aclose_ends_the_loop(tmp_path: Path) -> None:
             batches.append(batch)
 
     follower = asyncio.create_task(follow())
-    await asyncio.sleep(0.1)
+    await asyncio.wait_for(tailer.watching.wait(), timeout=10)  # the loop is running
     await tailer.aclose()
     await asyncio.wait_for(follower, timeout=5)
     assert batches == []
