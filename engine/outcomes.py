@@ -24,6 +24,7 @@ class TurnPlan(msgspec.Struct, frozen=True):
     stable_prefix_end: int
     message_count: int
     preserve_recent_turns: int
+    nominal_watermark: int  # §3.2: where the preserved tail starts, before any slide
     irreducible_tokens: int | None  # pending tokens compaction of this span cannot remove
     # engine.policy.strategies: the configured strategy, what it would do with `span` (summarize
     # or mask; None: nothing to do), and the tokens that is expected to remove.

@@ -8,7 +8,12 @@ from decimal import Decimal
 from engine.config import CompactionConfig
 from engine.history import History
 from engine.outcomes import TurnPlan
-from engine.policy.span import has_compactable_messages, pending_history_tokens, plan_span
+from engine.policy.span import (
+    has_compactable_messages,
+    nominal_watermark,
+    pending_history_tokens,
+    plan_span,
+)
 from engine.policy.strategies import plan_strategy
 from engine.policy.trigger import decide_trigger
 
@@ -55,6 +60,7 @@ def plan_turn(history: History, config: CompactionConfig, spent_usd: Decimal) ->
         stable_prefix_end=history.stable_prefix_end,
         message_count=len(history),
         preserve_recent_turns=preserve,
+        nominal_watermark=nominal_watermark(history, preserve),
         irreducible_tokens=irreducible,
         strategy=config.compaction_strategy,
         action=action,

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import time
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from engine.history import History, text_message
 from engine.messages import Message, Role, validate_history
@@ -22,12 +24,43 @@ def next_monotonic_id(prefix: str = "m") -> str:
     return f"{prefix}{time.time_ns():020d}-{os.getpid():07d}-{next(_counter):06d}"
 
 
+SUMMARY_OPEN = "<COMPACTION_SUMMARY"
+SUMMARY_CLOSE = "</COMPACTION_SUMMARY>"
+_HEADER = re.compile(r"<COMPACTION_SUMMARY model=(\S+) watermark=(\d+)>")
+
+
+class SummaryWrapper(NamedTuple):
+    model: str
+    watermark_before: int
+    summary: str
+
+
 def summary_text(model: str, watermark_before: int, summary: str) -> str:
-    """The exact §4.2 wrapper."""
-    return (
-        f"<COMPACTION_SUMMARY model={model} watermark={watermark_before}>\n"
-        f"{summary}\n</COMPACTION_SUMMARY>"
-    )
+    """The exact §4.2 wrapper (parse_summary_text reads it back)."""
+    return f"{SUMMARY_OPEN} model={model} watermark={watermark_before}>\n{summary}\n{SUMMARY_CLOSE}"
+
+
+def parse_summary_text(text: str) -> SummaryWrapper | None:
+    """The §4.2 wrapper read back: None when `text` is not one (read-back text is untrusted, so
+    a malformed header is "not a wrapper", never an error)."""
+    header, newline, rest = text.partition("\n")
+    match = _HEADER.fullmatch(header)
+    if match is None or not newline or not rest.endswith(SUMMARY_CLOSE):
+        return None
+    body = rest.removesuffix(SUMMARY_CLOSE).removesuffix("\n")
+    return SummaryWrapper(match.group(1), int(match.group(2)), body)
+
+
+def summary_body(text: str) -> str:
+    """The summary inside a wrapper, or `text` unchanged when it is not one; a header-only or
+    unterminated wrapper loses just its wrapper lines (what a reader wants to see)."""
+    parsed = parse_summary_text(text)
+    if parsed is not None:
+        return parsed.summary
+    if text.startswith(SUMMARY_OPEN):
+        _, _, text = text.partition("\n")
+        text = text.removesuffix(SUMMARY_CLOSE).rstrip("\n")
+    return text
 
 
 def summary_message(

@@ -17,13 +17,14 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from engine import Message
+from engine.policy.splice import summary_body
 from engine.savings import compaction_savings
 from metis_compaction_tui.actions import bindings_for
 from metis_compaction_tui.safe_text import safe_text
 from metis_compaction_tui.screens.message_detail import MessageDetailScreen
 from metis_compaction_tui.sources.base import SessionSource, SourceUnavailable
 from metis_compaction_tui.sources.session_data import CompactionInfo, money
-from metis_compaction_tui.widgets.message_list import MessageList, summary_body
+from metis_compaction_tui.widgets.message_list import MessageList
 
 
 def _when(ms: int) -> str:

@@ -214,7 +214,7 @@ class SessionData:
         count = len(history)
         prefix_end = history.stable_prefix_end
         floor = max(plan.floor, prefix_end)
-        nominal = max(floor, count - plan.preserve_recent_turns)
+        nominal = plan.nominal_watermark
         if plan.span is not None:
             cuts = [
                 (Zone.PREFIX, 0, prefix_end),

@@ -17,6 +17,7 @@ from textual.binding import BindingType
 from textual.message import Message as TextualMessage
 
 from engine import Message, TextContentBlock, ToolResultContentBlock, ToolUseContentBlock
+from engine.policy.splice import summary_body
 from metis_compaction_tui.actions import bindings_for
 from metis_compaction_tui.safe_text import safe_text
 from metis_compaction_tui.sources.session_data import Zone, ZoneRange, short_tokens
@@ -29,15 +30,6 @@ ZONE_CLASSES = {
     Zone.HELD: "messagelist--held",
     Zone.TAIL: "messagelist--tail",
 }
-SUMMARY_OPEN = "<COMPACTION_SUMMARY"
-
-
-def summary_body(text: str) -> str:
-    """The summary inside the §4.2 wrapper (the wrapper lines themselves are not news)."""
-    if text.startswith(SUMMARY_OPEN):
-        _, _, text = text.partition("\n")
-        text = text.removesuffix("</COMPACTION_SUMMARY>").rstrip("\n")
-    return text
 
 
 def kind_of(message: Message) -> str:

@@ -11,7 +11,10 @@ from engine.messages import HistoryError, Message, Role, TextContentBlock, valid
 from engine.policy.splice import (
     ASSISTANT_FILLER_TEXT,
     TRUNCATION_NOTICE,
+    SummaryWrapper,
+    parse_summary_text,
     splice,
+    summary_body,
     summary_message,
     summary_text,
     truncation_notice,
@@ -53,6 +56,33 @@ def test_summary_text_is_the_exact_spec_wrapper() -> None:
         "the summary\n"
         "</COMPACTION_SUMMARY>"
     )
+
+
+def test_the_wrapper_reads_back_what_was_written() -> None:
+    text = summary_text("anthropic:claude-haiku-4-5", 12, "line one\n\nline two")
+    assert parse_summary_text(text) == SummaryWrapper(
+        "anthropic:claude-haiku-4-5", 12, "line one\n\nline two"
+    )
+    assert summary_body(text) == "line one\n\nline two"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "plain text",
+        "<COMPACTION_SUMMARY>",
+        "<COMPACTION_SUMMARY model=m watermark=x>\nbody\n</COMPACTION_SUMMARY>",
+        "<COMPACTION_SUMMARY model=m watermark=3>\nbody without its end",
+        "<COMPACTION_SUMMARY model=m watermark=3> trailing\nbody\n</COMPACTION_SUMMARY>",
+    ],
+)
+def test_anything_else_is_not_a_wrapper(text: str) -> None:
+    assert parse_summary_text(text) is None
+
+
+def test_a_broken_wrapper_still_shows_without_its_wrapper_lines() -> None:
+    assert summary_body("plain text") == "plain text"
+    assert summary_body("<COMPACTION_SUMMARY model=m watermark=3>\nbody") == "body"
 
 
 def test_summary_message_is_one_synthetic_user_text_block_with_span_and_key() -> None:
