@@ -16,3 +16,15 @@ class NothingToCompact(ValueError):
     def __init__(self, reason: str) -> None:
         super().__init__(f"nothing to compact: {reason}")
         self.reason = reason
+
+
+class StoreError(Exception):
+    """One clear line: which file, what is wrong, what to do."""
+
+
+class UndoRefused(StoreError):
+    """An undo that cannot be done; `reason` says why (nothing to undo, a later compaction)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason

@@ -15,24 +15,16 @@ from typing import Any
 import msgspec
 
 from engine.config import CompactionConfig
-from engine.errors import ConfigError
+from engine.errors import ConfigError, StoreError
+from engine.errors import UndoRefused as UndoRefused  # re-exported from its old home
 from engine.events import CompactionEvent, decode_event
 from engine.messages import Message, decode_message
 from engine.outcomes import CompactionRecord, SessionSnapshot
 from engine.row_check import BadRow, int_col, text_col, text_or_bytes_col, usd_col
-from engine.store.schema import StoreError
 
 
 class UnknownSession(StoreError):
     """No session with that id; the message names the known ones (the first few)."""
-
-
-class UndoRefused(StoreError):
-    """An undo that cannot be done; `reason` says why (nothing to undo, a later compaction)."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 class SessionInfo(msgspec.Struct, frozen=True):

@@ -11,6 +11,7 @@ import sqlite3
 from pathlib import Path
 
 from engine.cache import prepare_file
+from engine.errors import StoreError
 
 # 'MCTS' (metis compaction store): tells our file from another program's SQLite database.
 APPLICATION_ID = 0x4D435453
@@ -85,10 +86,6 @@ _V2 = ("ALTER TABLE sessions RENAME COLUMN watermark TO floor",)
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2)
 SCHEMA_VERSION = len(MIGRATIONS)
-
-
-class StoreError(Exception):
-    """One clear line: which file, what is wrong, what to do."""
 
 
 def describe_sqlite_error(path: Path, exc: BaseException) -> str:

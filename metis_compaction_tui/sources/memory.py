@@ -26,7 +26,9 @@ from engine import (
     event_type,
     plan_turn,
 )
+from engine.errors import UndoRefused
 from engine.layout import cache_path
+from engine.policy.undo import latest_in_effect, undo_compaction
 from metis_compaction_tui.sources.base import ActionRefused, SessionRow, SourceChange
 from metis_compaction_tui.sources.session_data import (
     CompactionInfo,
@@ -314,21 +316,14 @@ class MemorySource:
             raise ActionRefused(f"{self.label} is read-only")
         with self.store.lock:
             session = self.store.sessions[session_id]
-            live = [
-                (index, entry)
-                for index, entry in enumerate(session.compactions)
-                if not entry[0].undone
-            ]
-            if not live:
-                raise ActionRefused("this session has no compaction to undo")
-            index, (info, archived) = live[-1]
-            record = info.record
-            start = record.watermark_before
-            end = start + record.replacement_count
-            if record.summary_message_id not in {m.id for m in session.history.messages[start:end]}:
-                raise ActionRefused("the summary is no longer where it was put")
-            session.history.replace(start, end, [m for m, _ in archived], [t for _, t in archived])
-            undone = CompactionInfo(info.compaction_id, record, True, info.created_at_ms)
+            try:
+                index, (info, archived) = latest_in_effect(
+                    [((info, archived), info.undone) for info, archived in session.compactions]
+                )
+                undo_compaction(session.history, info.record, archived)
+            except UndoRefused as refused:
+                raise ActionRefused(refused.reason) from None
+            undone = CompactionInfo(info.compaction_id, info.record, True, info.created_at_ms)
             session.compactions[index] = (undone, archived)
             session.revision += 1
             self.store._change(session_id).compacted = True
