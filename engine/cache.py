@@ -205,6 +205,18 @@ def is_transient(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and code in (5, 6)  # BUSY, LOCKED
 
 
+def cache_backers(
+    compactions: Iterable[tuple[str, str, str | None, bool]],
+) -> dict[str, list[tuple[str, str]]]:
+    """Which sessions a cache row backs: cache key -> [(session id, title)], from (session id,
+    title, record cache key, undone) per compaction. An undone compaction backs nothing."""
+    backers: dict[str, list[tuple[str, str]]] = {}
+    for session_id, title, key, undone in compactions:
+        if key and not undone:
+            backers.setdefault(key, []).append((session_id, title))
+    return backers
+
+
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 

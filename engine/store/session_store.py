@@ -19,7 +19,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from engine.cache import CompactionCache
+from engine.cache import CompactionCache, cache_backers
 from engine.config import CompactionConfig
 from engine.events import CompactionEvent, encode_event, event_type
 from engine.history import History
@@ -395,6 +395,14 @@ class SessionStore:
         with self._read() as conn:
             self._session(conn, session_id)
             return _compactions(conn, session_id)
+
+    def cache_backers(self) -> dict[str, list[tuple[str, str]]]:
+        """Cache key -> the sessions whose compactions in effect use that cache row."""
+        return cache_backers(
+            (info.session_id, info.title, stored.record.cache_key, stored.undone)
+            for info in self.list_sessions()
+            for stored in self.compactions(info.session_id)
+        )
 
     def archived_messages(self, compaction_id: int) -> list[StoredMessage]:
         """The originals a compaction replaced, in their order ([] once it is undone)."""

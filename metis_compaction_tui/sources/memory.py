@@ -26,6 +26,7 @@ from engine import (
     event_type,
     plan_turn,
 )
+from engine.cache import cache_backers
 from engine.errors import UndoRefused
 from engine.layout import cache_path
 from engine.policy.undo import latest_in_effect, undo_compaction
@@ -330,14 +331,12 @@ class MemorySource:
             return undone
 
     def cache_backers(self) -> dict[str, list[tuple[str, str]]]:
-        backers: dict[str, list[tuple[str, str]]] = {}
         with self.store.lock:
-            for session in self.store.sessions.values():
-                for info, _ in session.compactions:
-                    key = info.record.cache_key
-                    if key and not info.undone:
-                        backers.setdefault(key, []).append((session.session_id, session.title))
-        return backers
+            return cache_backers(
+                (session.session_id, session.title, info.record.cache_key, info.undone)
+                for session in self.store.sessions.values()
+                for info, _ in session.compactions
+            )
 
     def set_config(self, session_id: str, config: CompactionConfig) -> None:
         with self.store.lock:

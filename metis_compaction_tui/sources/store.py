@@ -253,14 +253,8 @@ class StoreSource:
                 raise ActionRefused(getattr(refused, "reason", str(refused))) from None
 
     def cache_backers(self) -> dict[str, list[tuple[str, str]]]:
-        backers: dict[str, list[tuple[str, str]]] = {}
         with self._short_store() as store:
-            for info in store.list_sessions():
-                for stored in store.compactions(info.session_id):
-                    key = stored.record.cache_key
-                    if key and not stored.undone:
-                        backers.setdefault(key, []).append((info.session_id, info.title))
-        return backers
+            return store.cache_backers()
 
     def set_config(self, session_id: str, config: CompactionConfig) -> None:
         raise ActionRefused(

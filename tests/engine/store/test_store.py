@@ -327,6 +327,16 @@ async def test_undo_restores_the_originals_and_moves_the_watermark_back(
     assert refused.value.reason == "session 's1' has no compaction to undo"
 
 
+async def test_a_cache_row_is_backed_by_the_compactions_in_effect(store: SessionStore) -> None:
+    fill(store, chat(4, size=300))
+    manager = store.manager(SID, summarizer=RecordingSummarizer(), cache=None)
+    committed = manager.commit(await manager.prepare())
+    key = committed.record.cache_key
+    assert key and store.cache_backers() == {key: [(SID, "a session")]}
+    store.undo_latest_compaction(SID)
+    assert store.cache_backers() == {}
+
+
 async def test_undo_is_refused_while_a_later_compaction_stands_on_it(store: SessionStore) -> None:
     fill(store, chat(3, size=300))
     manager = store.manager(SID, summarizer=RecordingSummarizer(), cache=None)
