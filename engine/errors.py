@@ -18,6 +18,11 @@ class NothingToCompact(ValueError):
         self.reason = reason
 
 
+class SpanChanged(Exception):
+    """The span a summary was made from is no longer in the history as it was: another process
+    compacted or rewrote it first. Nothing was written."""
+
+
 class StoreError(Exception):
     """One clear line: which file, what is wrong, what to do."""
 

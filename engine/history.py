@@ -10,6 +10,14 @@ from engine.messages import Message, MessageMetadata, Role, TextContentBlock
 from engine.tokens import TokenCounter, estimate_message_tokens
 
 
+def floor_of(stable_prefix_end: int, message_count: int, last_synthetic: int | None) -> int:
+    """§3.2 the floor: just past the last synthetic message (a summary is never re-compacted in
+    v1), never below the stable prefix, which counts only messages that exist. The one
+    definition: History keeps it as it changes, the store as its rows change (sql.refresh_floor)."""
+    past_synthetic = last_synthetic + 1 if last_synthetic is not None else 0
+    return max(min(stable_prefix_end, message_count), past_synthetic)
+
+
 class History:
     """Messages in order, with `tokens[i]` and running sums `_cumulative[i] = sum(tokens[:i])`.
 
@@ -54,8 +62,10 @@ class History:
         self.tokens.append(count)
         self._cumulative.append(self._cumulative[-1] + count)
         self._canonical.append(None)
-        if message.synthetic and len(self.messages) - 1 >= self.floor:
-            self.floor = len(self.messages)
+        if message.synthetic:  # now the last synthetic message
+            self.floor = floor_of(
+                self.stable_prefix_end, len(self.messages), len(self.messages) - 1
+            )
         return count
 
     def range_tokens(self, start: int, end: int) -> int:
@@ -83,15 +93,27 @@ class History:
         del self._cumulative[start + 1 :]
         for count in self.tokens[start:]:
             self._cumulative.append(self._cumulative[-1] + count)
-        # The floor follows the last synthetic message: shifted when it lay after the range,
-        # otherwise just past the last synthetic message the replacement brings.
-        if self.floor > end:
-            self.floor += len(replacement) - (end - start)
-        else:
-            self.floor = max(self.stable_prefix_end, min(self.floor, start))
-            for offset, message in enumerate(replacement):
-                if message.synthetic:
-                    self.floor = start + offset + 1
+        self.floor = floor_of(
+            self.stable_prefix_end,
+            len(self.messages),
+            self._last_synthetic(start, end, replacement),
+        )
+
+    def _last_synthetic(self, start: int, end: int, replacement: Sequence[Message]) -> int | None:
+        """After messages[start:end] became `replacement` (the floor not yet updated): where the
+        last synthetic message now is. O(1) but when the range took the last one away."""
+        delta = len(replacement) - (end - start)
+        if self.floor > end:  # it lay after the range: shifted with it
+            return self.floor - 1 + delta
+        for offset in range(len(replacement) - 1, -1, -1):
+            if replacement[offset].synthetic:
+                return start + offset
+        if self.floor <= start:  # it lay before the range (or there is none): unchanged
+            return self.floor - 1 if self.floor > 0 else None
+        for index in range(start - 1, -1, -1):  # the range held it: look further back
+            if self.messages[index].synthetic:
+                return index
+        return None
 
     def copy(self) -> History:
         clone = History.__new__(History)

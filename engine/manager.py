@@ -42,6 +42,7 @@ from engine.outcomes import (
 from engine.policy.plan import plan_turn
 from engine.policy.span import (
     SpanPlan,
+    check_span_unchanged,
     plan_span,
     plan_truncation,
 )
@@ -326,15 +327,16 @@ class SessionManager:
         here or in the store (another process committed first); either way the manager has
         synced to what is stored before it raises, so a new preview starts from there."""
         span = prepared.span
-        current = tuple(m.id for m in self.history.messages[span.start : span.compaction_watermark])
+        current = [m.id for m in self.history.messages[span.start : span.compaction_watermark]]
         # A span starts at the floor, or at the prefix end when it folds earlier summaries in.
         starts = (self.history.floor, fold_start(self.history))
-        if current != prepared.span_ids or span.start not in starts:
-            self.sync()
-            raise SpanChanged(
-                f"the span {span.start}..{span.compaction_watermark} changed since it was "
-                "summarized"
+        try:  # a span that no longer starts where a span may start has changed too
+            check_span_unchanged(
+                current if span.start in starts else [], span.start, prepared.span_ids
             )
+        except SpanChanged:
+            self.sync()
+            raise
         turn_id = turn_id or uuid.uuid4().hex
         self._emit(
             CompactionStarted(

@@ -7,7 +7,8 @@ encoded content blocks, and the session store keeps them msgpack-encoded.
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 import msgspec
 
@@ -51,6 +52,13 @@ class MessageMetadata(msgspec.Struct, frozen=True, omit_defaults=True, forbid_un
     cost_usd: str | None = None  # a Decimal as text: exact, and msgpack-encodable
 
 
+def opens_turn(role: str, synthetic: bool, has_tool_results: bool) -> bool:
+    """A user message that is not a tool result and not synthetic: where a turn starts, and so
+    where the writer asks the engine whether to compact (§3.1). The store applies it to its
+    columns (engine.store.sql.write_log)."""
+    return role == Role.USER and not synthetic and not has_tool_results
+
+
 class Message(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     id: str
     role: Role
@@ -71,7 +79,7 @@ class Message(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     def opens_turn(self) -> bool:
         """A user message that is not a tool result and not synthetic: where a turn starts, and
         so where the writer asks the engine whether to compact (§3.1)."""
-        return self.role == "user" and not self.synthetic and not self.tool_result_ids()
+        return opens_turn(self.role, self.synthetic, bool(self.tool_result_ids()))
 
     def text(self) -> str:
         """Every text this message carries, joined: what token estimates and renderers read."""
@@ -97,29 +105,84 @@ class HistoryError(ValueError):
         self.detail = detail
 
 
-def validate_message(message: Message, index: int = 0) -> None:
+class MessageShape(NamedTuple):
+    """What the history rules read of a message. The session store keeps these as columns beside
+    each body, so its fast check runs the very same rules (check_shapes) without decoding."""
+
+    role: str
+    tool_use_ids: tuple[str, ...]
+    tool_result_ids: tuple[str, ...]
+    has_content: bool = True
+
+
+def shape_of(message: Message) -> MessageShape:
+    return MessageShape(
+        message.role.value, message.tool_use_ids(), message.tool_result_ids(), bool(message.content)
+    )
+
+
+def check_shape(shape: MessageShape, index: int = 0) -> None:
     """One message on its own: non-empty, tool blocks only where their role allows them."""
-    if not message.content:
+    if not shape.has_content:
         raise HistoryError(index, "empty_content", "a message needs at least one content block")
-    for block in message.content:
-        if isinstance(block, ToolUseContentBlock) and message.role is not Role.ASSISTANT:
-            raise HistoryError(index, "tool_use_role", f"tool_use {block.id!r} in a user message")
-        if isinstance(block, ToolResultContentBlock) and message.role is not Role.USER:
-            raise HistoryError(
-                index,
-                "tool_result_role",
-                f"tool_result {block.tool_use_id!r} in an assistant message",
-            )
-    ids = message.tool_use_ids()
-    if len(set(ids)) != len(ids):
+    if shape.tool_use_ids and shape.role != Role.ASSISTANT:
+        raise HistoryError(
+            index, "tool_use_role", f"tool_use {shape.tool_use_ids[0]!r} in a user message"
+        )
+    if shape.tool_result_ids and shape.role != Role.USER:
+        raise HistoryError(
+            index,
+            "tool_result_role",
+            f"tool_result {shape.tool_result_ids[0]!r} in an assistant message",
+        )
+    if len(set(shape.tool_use_ids)) != len(shape.tool_use_ids):
         raise HistoryError(index, "duplicate_tool_use_id", "a tool_use id appears twice")
-    results = message.tool_result_ids()
-    if len(set(results)) != len(results):
+    if len(set(shape.tool_result_ids)) != len(shape.tool_result_ids):
         # The Messages API refuses a tool_use answered twice ("each tool_use must have a single
         # result"), so such a history could never be sent.
         raise HistoryError(
             index, "duplicate_tool_result_id", "two tool_result blocks answer the same tool_use"
         )
+
+
+def check_shapes(
+    shapes: Iterable[MessageShape],
+    *,
+    allow_pending_tool_use: bool = True,
+    previous: MessageShape | None = None,
+    first_index: int = 0,
+) -> None:
+    """validate_history's rules on shapes (see there)."""
+    index = first_index - 1
+    for index, shape in enumerate(shapes, start=first_index):
+        check_shape(shape, index)
+        if previous is not None and shape.role == previous.role:
+            raise HistoryError(index, "alternation", f"two {shape.role} messages in a row")
+        expected = set(previous.tool_use_ids) if previous is not None else set()
+        answered = shape.tool_result_ids
+        for tool_use_id in answered:
+            if tool_use_id not in expected:
+                raise HistoryError(
+                    index, "orphan_tool_result", f"tool_result {tool_use_id!r} answers no tool_use"
+                )
+        missing = expected - set(answered)
+        if missing:
+            raise HistoryError(
+                index - 1,
+                "unanswered_tool_use",
+                f"tool_use {sorted(missing)[0]!r} has no tool_result in the next message",
+            )
+        previous = shape
+    pending = index >= first_index and previous is not None and bool(previous.tool_use_ids)
+    if pending and not allow_pending_tool_use:
+        raise HistoryError(
+            index, "unanswered_tool_use", "the last message's tool calls have no result"
+        )
+
+
+def validate_message(message: Message, index: int = 0) -> None:
+    """One message on its own: non-empty, tool blocks only where their role allows them."""
+    check_shape(shape_of(message), index)
 
 
 def validate_history(
@@ -135,31 +198,12 @@ def validate_history(
     metis dev persists it before the results exist. `previous` and `first_index` validate a window
     of a longer history: the message before the window, and the window's index in the history.
     """
-    for index, message in enumerate(messages, start=first_index):
-        validate_message(message, index)
-        if previous is not None and message.role is previous.role:
-            raise HistoryError(index, "alternation", f"two {message.role.value} messages in a row")
-        expected = set(previous.tool_use_ids()) if previous is not None else set()
-        answered = message.tool_result_ids()
-        for tool_use_id in answered:
-            if tool_use_id not in expected:
-                raise HistoryError(
-                    index, "orphan_tool_result", f"tool_result {tool_use_id!r} answers no tool_use"
-                )
-        missing = expected - set(answered)
-        if missing:
-            raise HistoryError(
-                index - 1,
-                "unanswered_tool_use",
-                f"tool_use {sorted(missing)[0]!r} has no tool_result in the next message",
-            )
-        previous = message
-    if messages and previous is not None and previous.tool_use_ids() and not allow_pending_tool_use:
-        raise HistoryError(
-            first_index + len(messages) - 1,
-            "unanswered_tool_use",
-            "the last message's tool calls have no result",
-        )
+    check_shapes(
+        (shape_of(message) for message in messages),
+        allow_pending_tool_use=allow_pending_tool_use,
+        previous=shape_of(previous) if previous is not None else None,
+        first_index=first_index,
+    )
 
 
 _encoder = msgspec.msgpack.Encoder()

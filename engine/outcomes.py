@@ -7,6 +7,7 @@ from typing import Literal
 
 import msgspec
 
+from engine.errors import SpanChanged as SpanChanged  # re-exported: its old home
 from engine.events import FailureMode
 from engine.messages import Message
 from engine.policy.span import SpanPlan
@@ -127,8 +128,3 @@ class SessionSnapshot(msgspec.Struct, frozen=True):
     stable_prefix_end: int
     spent_usd: Decimal
     revision: int
-
-
-class SpanChanged(Exception):
-    """The span a summary was made from is no longer in the history as it was: another process
-    compacted or rewrote it first. Nothing was written."""

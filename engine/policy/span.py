@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import msgspec
 
+from engine.errors import SpanChanged
 from engine.history import History
 
 
@@ -32,6 +33,24 @@ class SpanPlan(msgspec.Struct, frozen=True):
     @property
     def slid_back_by(self) -> int:
         return self.nominal_watermark - self.compaction_watermark
+
+
+def check_span_unchanged(
+    current_ids: Sequence[str],
+    start: int,
+    span_ids: Sequence[str],
+    *,
+    context: str = "",
+    cause: str = "",
+) -> None:
+    """The commit-time rule, wherever the history lives (a manager's copy, the store, memory):
+    the ids now at [start, start + len(span_ids)) are the ids that were summarized, in order.
+    SpanChanged otherwise; `context` leads its message (e.g. which session), `cause` ends it."""
+    if tuple(current_ids) != tuple(span_ids):
+        end = start + len(span_ids)
+        raise SpanChanged(
+            f"{context}the span {start}..{end} changed since it was summarized{cause}"
+        )
 
 
 def is_tool_cycle_boundary(history: History, index: int) -> bool:

@@ -14,8 +14,18 @@ from typing import Any
 
 import msgspec
 
-from engine.messages import HistoryError, Message, encode_message, validate_history
+from engine.history import floor_of
+from engine.messages import (
+    HistoryError,
+    Message,
+    MessageShape,
+    check_shapes,
+    encode_message,
+    opens_turn,
+    validate_history,
+)
 from engine.outcomes import CompactionRecord, SessionSnapshot, SpanChanged
+from engine.policy.span import check_span_unchanged
 from engine.store.rows import (
     COMPACTION_COLUMNS,
     SESSION_COLUMNS,
@@ -105,45 +115,41 @@ _NO_IDS = "[]"
 def write_log(conn: sqlite3.Connection, session_id: str) -> WriteLog:
     """The session's WriteLog from the columns alone: decoding every body ever written, after
     each compaction, made the app's memory grow with the session. A turn opens at a user
-    message that is neither synthetic nor a tool result (Message.opens_turn; the columns are
-    written from it)."""
+    message that is neither synthetic nor a tool result: messages.opens_turn, applied to the
+    columns written from each message."""
     rows = conn.execute(
-        "SELECT tokens, role = 'user' AND synthetic = 0 AND tool_result_ids = ?, "
+        "SELECT tokens, role, synthetic, tool_result_ids, "
         "CASE WHEN introduced_by IS NOT NULL THEN message_id END "
         "FROM messages WHERE session_id = ? ORDER BY seq",
-        (_NO_IDS, session_id),
+        (session_id,),
     )
     log = WriteLog()
-    for tokens, opens, replacement in rows:
-        log.add(tokens, bool(opens), replacement)
+    for tokens, role, synthetic, results, replacement in rows:
+        log.add(tokens, opens_turn(role, bool(synthetic), results != _NO_IDS), replacement)
     return log
 
 
 _ids_decoder = msgspec.json.Decoder(list[str])
 
 
+def _column_ids(text: str) -> tuple[str, ...]:
+    return () if text == _NO_IDS else tuple(_ids_decoder.decode(text))
+
+
 def _columns_valid(rows: list[Any], messages: list[Message]) -> bool:
-    """validate_history's rules (alternation, tool_use/tool_result roles and pairing, no empty
-    message, no duplicate id) on the columns written beside each body. False: look closer."""
-    previous_role, expected = None, _NO_IDS
-    for row, message in zip(rows, messages, strict=True):
-        role, uses, results = row[3], row[4], row[5]
-        if not message.content or role == previous_role or role != message.role.value:
-            return False
-        if (uses != _NO_IDS and role != "assistant") or (results != _NO_IDS and role != "user"):
-            return False
-        try:  # the id columns are a shortcut: unreadable ones send us to the bodies
-            if expected != results:  # the common case (no tools, or same order) is ==
-                wanted, answered = _ids_decoder.decode(expected), _ids_decoder.decode(results)
-                if set(wanted) != set(answered) or len(set(answered)) != len(answered):
-                    return False
-            if uses != _NO_IDS and len(set(_ids_decoder.decode(uses))) != len(
-                _ids_decoder.decode(uses)
-            ):
+    """validate_history's rules (messages.check_shapes, the same code) on the role and tool-id
+    columns written beside each body, the bodies only for their role and emptiness. False: look
+    closer (validate_history on the bodies names the message and the rule)."""
+    try:  # the id columns are a shortcut: unreadable ones send us to the bodies
+        shapes = []
+        for row, message in zip(rows, messages, strict=True):
+            if row[3] != message.role.value:
                 return False
-        except (msgspec.MsgspecError, TypeError):
-            return False
-        previous_role, expected = role, uses
+            uses, results = _column_ids(row[4]), _column_ids(row[5])
+            shapes.append(MessageShape(row[3], uses, results, bool(message.content)))
+        check_shapes(shapes)
+    except (msgspec.MsgspecError, TypeError, HistoryError):
+        return False
     return True
 
 
@@ -193,13 +199,17 @@ def shift_positions(
 
 
 def refresh_floor(conn: sqlite3.Connection, session_id: str) -> None:
-    """History.floor, stored: just past the last synthetic message, never below the prefix
-    (§3.2: a summary is never re-compacted in v1). O(log n) through messages_synthetic."""
-    conn.execute(
-        "UPDATE sessions SET floor = max(min(stable_prefix_end, message_count), "
-        "coalesce((SELECT max(position) + 1 FROM messages WHERE session_id = ?1 "
-        "AND synthetic = 1 AND position IS NOT NULL), 0)) WHERE session_id = ?1",
+    """History.floor, stored (history.floor_of, the one rule), from the last synthetic
+    position: O(log n) through messages_synthetic."""
+    prefix_end, count, last_synthetic = conn.execute(
+        "SELECT stable_prefix_end, message_count, (SELECT max(position) FROM messages "
+        "WHERE session_id = ?1 AND synthetic = 1 AND position IS NOT NULL) "
+        "FROM sessions WHERE session_id = ?1",
         (session_id,),
+    ).fetchone()
+    conn.execute(
+        "UPDATE sessions SET floor = ? WHERE session_id = ?",
+        (floor_of(prefix_end, count, last_synthetic), session_id),
     )
 
 
@@ -238,11 +248,13 @@ def replace_span(
             (session_id, start, end),
         )
     ]
-    if current != list(span_ids):
-        raise SpanChanged(
-            f"session {session_id!r}: the span {start}..{end} changed since it was summarized "
-            "(another process compacted or undid first)"
-        )
+    check_span_unchanged(
+        current,
+        start,
+        span_ids,
+        context=f"session {session_id!r}: ",
+        cause=" (another process compacted or undid first)",
+    )
     before, after = message_at(conn, session_id, start - 1), message_at(conn, session_id, end)
     try:  # §4.4: the result must still validate between the span's neighbours
         validate_history([*replacement, *([after] if after else [])], previous=before)

@@ -21,7 +21,6 @@ from engine import (
     Message,
     SessionManager,
     SessionSnapshot,
-    SpanChanged,
     Summarizer,
     event_type,
     plan_turn,
@@ -29,6 +28,7 @@ from engine import (
 from engine.cache import cache_backers
 from engine.errors import UndoRefused
 from engine.layout import cache_path
+from engine.policy.span import check_span_unchanged
 from engine.policy.undo import latest_in_effect, undo_compaction
 from metis_compaction_tui.sources.base import ActionRefused, SessionRow, SourceChange
 from metis_compaction_tui.sources.session_data import (
@@ -114,9 +114,8 @@ class MemoryPersistence:
         with self.lock:
             session = self.sessions[session_id]
             end = start + len(span_ids)
-            current = tuple(m.id for m in session.history.messages[start:end])
-            if current != tuple(span_ids):
-                raise SpanChanged(f"the span {start}..{end} changed since it was summarized")
+            current = [m.id for m in session.history.messages[start:end]]
+            check_span_unchanged(current, start, span_ids)
             archived = list(
                 zip(
                     session.history.messages[start:end],

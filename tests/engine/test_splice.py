@@ -218,3 +218,19 @@ def test_splicing_a_whole_tool_cycle_is_fine() -> None:
     spliced, _ = splice(history, 0, 3, block())
     validate_history(spliced.messages)
     assert "t1" not in {i for m in spliced.messages for i in m.tool_use_ids()}
+
+
+# --- the floor: one rule for History and the store ----------------------------------------------
+
+
+def test_the_floor_falls_back_to_the_summary_before_when_a_range_takes_the_last_one() -> None:
+    messages = [user("u0"), assistant("a1"), user("u2"), block(0, 3), assistant("a4")]
+    messages += [user(f"u{i}") if i % 2 else assistant(f"a{i}") for i in range(5, 10)]
+    messages += [block(4, 9), assistant("a11")]
+    history = History(messages)
+    assert history.floor == 11
+    # Undo-like: the later summary goes, plain messages in its place.
+    history.replace(8, 11, [user("x8"), assistant("x9"), user("x10")], [1, 1, 1])
+    assert history.floor == 4  # just past the summary at 3, as the store's refresh_floor says
+    history.replace(3, 4, [user("x3")], [1])  # an invalid history, but the rule still holds
+    assert history.floor == 0
