@@ -39,6 +39,7 @@ from engine.outcomes import (
     SpanChanged,
     TurnPlan,
 )
+from engine.policy.fallback import fallback
 from engine.policy.plan import plan_turn
 from engine.policy.span import (
     SpanPlan,
@@ -216,19 +217,23 @@ class SessionManager:
         if plan.span is None:
             # §3.3: no tool-cycle boundary in the candidate range. One failed event per turn:
             # at the hard cap _truncate emits it, with truncated_message_count.
-            if forced:
+            if fallback(at_hard_cap=forced) == "truncate":
                 return self._truncate(plan, turn_id, "no_valid_boundary")
             self._failed(turn_id, plan.floor, 0, "no_valid_boundary")
             return CompactionOutcome(status="failed", plan=plan, failure_mode="no_valid_boundary")
         span = plan.span
         if plan.action is None:
             # The strategy has nothing to do with this span (`mask`: no result long enough to
-            # mask). Only the hard cap gets here (not reducible otherwise): §3.4 truncation.
-            return self._truncate(
-                plan,
-                turn_id,
-                "validation_failed",
-                detail=f"the {plan.strategy} strategy has nothing left to remove at the hard cap",
+            # mask). Only the hard cap gets here (not reducible otherwise).
+            detail = f"the {plan.strategy} strategy has nothing left to remove at the hard cap"
+            if fallback(at_hard_cap=forced) == "truncate":
+                return self._truncate(plan, turn_id, "validation_failed", detail=detail)
+            self._failed(turn_id, plan.floor, 0, "validation_failed", error_message=detail)
+            return CompactionOutcome(
+                status="failed",
+                plan=plan,
+                failure_mode="validation_failed",
+                error_message=redact(detail),
             )
         self._emit(
             CompactionStarted(
@@ -513,8 +518,9 @@ class SessionManager:
         try:
             prepared = await self._prepare(span, instructions, trigger)
         except SummarizerError as error:
-            if plan.decision.action is TriggerAction.FORCED:
-                # §3.4; _truncate emits the one failed event, with truncated_message_count.
+            forced = plan.decision.action is TriggerAction.FORCED
+            if fallback(at_hard_cap=forced) == "truncate":
+                # _truncate emits the one failed event, with truncated_message_count.
                 return self._truncate(plan, turn_id, "adapter_error", error)
             self._failed(
                 turn_id,
@@ -524,7 +530,7 @@ class SessionManager:
                 error_class=error.error_class.value,
                 error_message=str(error),
             )
-            # §3.4: below the hard cap a failure only skips this turn; the next turn retries.
+            # Below the hard cap a failure only skips this turn; the next turn retries.
             return CompactionOutcome(
                 status="failed",
                 plan=plan,
@@ -718,9 +724,10 @@ class SessionManager:
         prepared: PreparedCompaction,
     ) -> CompactionOutcome:
         # §4.4: a result that would not validate is refused and the history stays as it was.
-        if prepared.trigger == "hard_cap":
-            # §3.1 step 2 / §3.4: at the hard cap the session degrades to truncation; keeping it
-            # there would force another (billed, budget-exempt) call every turn.
+        # At the hard cap, keeping it there would force another (billed, budget-exempt) call
+        # every turn: the fallback truncates.
+        at_hard_cap = prepared.trigger == "hard_cap"
+        if fallback(at_hard_cap=at_hard_cap) == "truncate":
             return self._truncate(plan, turn_id, "validation_failed", detail=detail)
         self._failed(
             turn_id, span.start, span.span_message_count, "validation_failed", error_message=detail
