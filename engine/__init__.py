@@ -38,6 +38,7 @@ _HOME: dict[str, str] = {
     "Projection": "engine.policy.projection",
     "Role": "engine.messages",
     "SessionManager": "engine.manager",
+    "ManagerDeps": "engine.manager",
     "SessionPrefix": "engine.summarizers.request",
     "CallUsage": "engine.summarizers.pricing",
     "CompactionSavings": "engine.savings",
@@ -112,6 +113,7 @@ __all__ = [
     "ExtractiveSummarizer",
     "History",
     "HistoryError",
+    "ManagerDeps",
     "Message",
     "MessageMetadata",
     "NothingToCompact",
@@ -198,7 +200,7 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and editors only
         redact,
     )
     from engine.history import History, text_message
-    from engine.manager import SessionManager, SessionPersistence
+    from engine.manager import ManagerDeps, SessionManager, SessionPersistence
     from engine.messages import (
         ContentBlock,
         HistoryError,

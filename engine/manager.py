@@ -10,9 +10,10 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields, replace
 from decimal import Decimal
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from engine.cache import CacheRow, CompactionCache
 from engine.cache_key import compute_cache_key
@@ -39,6 +40,7 @@ from engine.outcomes import (
     SpanChanged,
     TurnPlan,
 )
+from engine.policy.cache_fit import cache_row_problem
 from engine.policy.fallback import fallback
 from engine.policy.plan import plan_turn
 from engine.policy.span import (
@@ -88,8 +90,32 @@ class SessionPersistence(Protocol):
     def snapshot_if_changed(self, session_id: str, revision: int) -> SessionSnapshot | None: ...
 
 
+def _probe(text: str) -> Message:
+    """A summary as the message it would become, to count its tokens."""
+    return text_message("probe", Role.USER, text, synthetic=True)
+
+
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+@dataclass(frozen=True, kw_only=True)
+class ManagerDeps:
+    """What a SessionManager works with, apart from the session and its knobs. Every field is
+    optional: a summarizer from the model's name, a cache under `workspace/.metis/` when a
+    workspace is given, no persistence (memory only), a fresh EventBus, the wall clock."""
+
+    workspace: Path | None = None
+    summarizer: Summarizer | None = None
+    token_counter: TokenCounter | None = None
+    cache: CompactionCache | None = None
+    persistence: SessionPersistence | None = None
+    bus: EventBus | None = None
+    clock: Callable[[], int] = _now_ms
+
+
+_KNOBS = frozenset(CompactionConfig.__struct_fields__)
+_DEPS = frozenset(field.name for field in fields(ManagerDeps))
 
 
 class SessionManager:
@@ -99,58 +125,51 @@ class SessionManager:
         session_id: str | None = None,
         history: Sequence[Message] = (),
         stable_prefix_end: int = 0,
-        compaction_threshold_tokens: int = 30_000,
-        compaction_hard_cap_tokens: int = 80_000,
-        compaction_preserve_recent_turns: int = 5,
-        compaction_model: str = "anthropic:claude-haiku-4-5",
-        compaction_max_cost_per_session_usd: Decimal = Decimal("0.20"),
-        compaction_summary_prompt_version: str = "1.0.0",
-        compaction_cache_max_rows: int = 1000,
-        compaction_max_summary_tokens: int = 2_000,
-        compaction_strategy: str = "summarize",
-        workspace: Path | None = None,
-        summarizer: Summarizer | None = None,
-        token_counter: TokenCounter | None = None,
-        cache: CompactionCache | None = None,
-        persistence: SessionPersistence | None = None,
-        bus: EventBus | None = None,
+        config: CompactionConfig | None = None,
+        deps: ManagerDeps | None = None,
         spent_usd: Decimal = Decimal(0),
         revision: int = 0,
-        clock: Callable[[], int] = _now_ms,
+        **keywords: Any,
     ) -> None:
-        # §11: every knob validated here; a bad one raises ConfigError naming it.
-        self.config = CompactionConfig(
-            compaction_threshold_tokens=compaction_threshold_tokens,
-            compaction_hard_cap_tokens=compaction_hard_cap_tokens,
-            compaction_preserve_recent_turns=compaction_preserve_recent_turns,
-            compaction_model=compaction_model,
-            compaction_max_cost_per_session_usd=compaction_max_cost_per_session_usd,
-            compaction_summary_prompt_version=compaction_summary_prompt_version,
-            compaction_cache_max_rows=compaction_cache_max_rows,
-            compaction_max_summary_tokens=compaction_max_summary_tokens,
-            compaction_strategy=compaction_strategy,
-        )
+        """`config` holds the §11 knobs, `deps` what the manager works with. The 0.1 keywords
+        (each knob, e.g. compaction_threshold_tokens=..., and workspace, summarizer,
+        token_counter, cache, persistence, bus, clock) still work and override the two."""
+        unknown = sorted(set(keywords) - _KNOBS - _DEPS)
+        if unknown:
+            raise TypeError(f"SessionManager() got an unexpected keyword argument {unknown[0]!r}")
+        knobs = {k: v for k, v in keywords.items() if k in _KNOBS}
+        if knobs:
+            base = config or CompactionConfig()
+            current = {name: getattr(base, name) for name in _KNOBS}
+            # §11: every knob validated here; a bad one raises ConfigError naming it.
+            config = CompactionConfig(**{**current, **knobs})
+        self.config = config or CompactionConfig()
+        deps = replace(deps or ManagerDeps(), **{k: v for k, v in keywords.items() if k in _DEPS})
         self.session_id = session_id or uuid.uuid4().hex
         validate_history(history)
         self.history = History(
             history,
             stable_prefix_end=stable_prefix_end,
-            counter=token_counter or estimate_message_tokens,
+            counter=deps.token_counter or estimate_message_tokens,
         )
-        if summarizer is not None and summarizer.name != compaction_model:
+        model = self.config.compaction_model
+        if deps.summarizer is not None and deps.summarizer.name != model:
             raise ConfigError(
                 "compaction_model",
-                f"the summarizer given serves {summarizer.name!r}, not {compaction_model!r}",
+                f"the summarizer given serves {deps.summarizer.name!r}, not {model!r}",
             )
-        self._summarizer = summarizer
-        if cache is None and workspace is not None:
-            cache = CompactionCache(cache_path(workspace), max_rows=compaction_cache_max_rows)
+        self._summarizer = deps.summarizer
+        cache = deps.cache
+        if cache is None and deps.workspace is not None:
+            cache = CompactionCache(
+                cache_path(deps.workspace), max_rows=self.config.compaction_cache_max_rows
+            )
         self.cache = cache
-        self.persistence = persistence
-        self.bus = bus or EventBus()
+        self.persistence = deps.persistence
+        self.bus = deps.bus or EventBus()
         self.spent_usd = spent_usd
         self.revision = revision
-        self._clock = clock
+        self._clock = deps.clock
 
     # -- the session's messages -------------------------------------------------------------
 
@@ -487,20 +506,9 @@ class SessionManager:
         if cached is None:
             return None
         budget = self.config.compaction_max_summary_tokens
-        # Counts are estimates (a summarizer may overshoot a little): room for that, no more.
-        limit = 2 * budget + 64
-        problem = None
-        if cached.span_message_count != span.span_message_count:
-            problem = (
-                f"span_message_count {cached.span_message_count}, "
-                f"the span has {span.span_message_count}"
-            )
-        elif cached.span_token_count_out > limit:
-            problem = f"span_token_count_out {cached.span_token_count_out} over the budget {budget}"
-        else:
-            probe = text_message("probe", Role.USER, cached.summary_text, synthetic=True)
-            if self.history.counter(probe) > limit:
-                problem = f"a summary of {len(cached.summary_text)} chars, over the budget {budget}"
+        problem = cache_row_problem(
+            cached, span, budget, lambda text: self.history.counter(_probe(text))
+        )
         if problem is None:
             return cached
         self.cache.rejected.append(f"compaction_cache row {key}: {problem}")

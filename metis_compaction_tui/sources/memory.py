@@ -18,6 +18,7 @@ from engine import (
     CompactionEvent,
     CompactionRecord,
     History,
+    ManagerDeps,
     Message,
     SessionManager,
     SessionSnapshot,
@@ -291,19 +292,19 @@ class MemorySource:
             raise ActionRefused(f"{self.label} is read-only")
         with self.store.lock:
             session = self.store.sessions[session_id]
-            config = session.config
-            knobs = {name: getattr(config, name) for name in config.__struct_fields__}
             manager = SessionManager(
                 session_id=session_id,
                 history=list(session.history.messages),
                 stable_prefix_end=session.history.stable_prefix_end,
+                config=session.config,
+                deps=ManagerDeps(
+                    persistence=self.store,
+                    workspace=self.workspace,
+                    summarizer=self.summarizer() if self.summarizer else None,
+                    **({"clock": self.clock} if self.clock else {}),
+                ),
                 spent_usd=session.spent_usd,
                 revision=session.revision,
-                persistence=self.store,
-                workspace=self.workspace,
-                **({"clock": self.clock} if self.clock else {}),
-                **({"summarizer": self.summarizer()} if self.summarizer else {}),
-                **knobs,
             )
         try:
             yield manager
