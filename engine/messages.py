@@ -115,6 +115,22 @@ class MessageShape(NamedTuple):
     has_content: bool = True
 
 
+def shell_message(
+    message_id: str, role: str, tool_use_ids: tuple[str, ...], synthetic: bool
+) -> Message:
+    """A stand-in with what planning reads of a message (its role, synthetic flag and tool_use
+    ids) and no text: built from the store's columns without decoding the body."""
+    content: tuple[ContentBlock, ...] = tuple(
+        ToolUseContentBlock(tool_id, "") for tool_id in tool_use_ids
+    ) or (_EMPTY_TEXT,)
+    return Message(message_id, Role(role), content, _SYNTHETIC if synthetic else _PLAIN)
+
+
+_EMPTY_TEXT = TextContentBlock("")
+_SYNTHETIC = MessageMetadata(synthetic=True)
+_PLAIN = MessageMetadata()
+
+
 def shape_of(message: Message) -> MessageShape:
     return MessageShape(
         message.role.value, message.tool_use_ids(), message.tool_result_ids(), bool(message.content)

@@ -134,6 +134,12 @@ def fold_start(history: History) -> int:
     return history.stable_prefix_end
 
 
+def reads_tool_output(strategy: str) -> bool:
+    """Whether planning `strategy` reads tool results' text (a mask's savings); the others read
+    only roles, tool_use ids, synthetic flags and token counts (store.sql.read_plan_history)."""
+    return strategy in ("mask", "hybrid")
+
+
 def plan_strategy(
     history: History,
     strategy: str,
@@ -183,5 +189,6 @@ __all__ = [
     "masked_span",
     "placeholder",
     "plan_strategy",
+    "reads_tool_output",
     "tool_names",
 ]

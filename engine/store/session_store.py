@@ -28,6 +28,7 @@ from engine.manager import SessionManager
 from engine.messages import HistoryError, Message
 from engine.outcomes import CompactionRecord, SessionSnapshot, TurnPlan
 from engine.policy.plan import plan_turn
+from engine.policy.strategies import reads_tool_output
 from engine.store import sql as store_sql
 from engine.store.rows import (
     COMPACTION_COLUMNS,
@@ -208,10 +209,13 @@ class SessionStore:
         the same call the manager and the dashboard make (a cheaper shortcut once drifted)."""
         with self._read() as conn:
             info = self._session(conn, session_id)
-            snap = store_sql.read_snapshot(conn, info)
-        history = History(
-            snap.messages, stable_prefix_end=snap.stable_prefix_end, tokens=snap.tokens
-        )
+            if reads_tool_output(info.config.compaction_strategy):
+                snap = store_sql.read_snapshot(conn, info)
+                history = History(
+                    snap.messages, stable_prefix_end=snap.stable_prefix_end, tokens=snap.tokens
+                )
+            else:  # no body decoded: the list plans every session on each refresh
+                history = store_sql.read_plan_history(conn, info)
         return plan_turn(history, info.config, info.spent_usd)
 
     def view(self, session_id: str) -> SessionView:

@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from engine.history import floor_of
+from engine.history import History, floor_of
 from engine.messages import (
     HistoryError,
     Message,
@@ -22,6 +22,7 @@ from engine.messages import (
     check_shapes,
     encode_message,
     opens_turn,
+    shell_message,
     validate_history,
 )
 from engine.outcomes import CompactionRecord, SessionSnapshot, SpanChanged
@@ -110,6 +111,36 @@ def read_snapshot(
 
 
 _NO_IDS = "[]"
+
+
+def read_plan_history(conn: sqlite3.Connection, info: SessionInfo) -> History:
+    """The active history as plan_turn reads it, from the light columns alone (no body decoded):
+    each message stands in as a shell with its id, role, synthetic flag and tool_use ids (what
+    the floor and the tool-cycle boundary read), beside its stored token count. Enough for the
+    strategies that do not read tool output (strategies.reads_tool_output); the session list
+    plans every session on each refresh, so this is what keeps it cheap."""
+    sid = info.session_id
+    rows = conn.execute(
+        "SELECT seq, tokens, role, tool_use_ids, synthetic, message_id, position FROM messages "
+        "WHERE session_id = ? AND position IS NOT NULL ORDER BY position",
+        (sid,),
+    ).fetchall()
+    shells, tokens = [], []
+    for index, (seq, count, role, uses, synthetic, message_id, position) in enumerate(rows):
+        if position != index:
+            raise StoreError(
+                f"session {sid!r}: message seq {seq} has position {position} where {index} "
+                "belongs (a gap or a duplicate in the position column): restore the store"
+            )
+        tokens.append(checked_int(sid, seq, "tokens", count))
+        try:
+            shells.append(shell_message(str(message_id), role, _column_ids(uses), bool(synthetic)))
+        except (ValueError, msgspec.MsgspecError, TypeError) as error:
+            raise StoreError(
+                f"session {sid!r}: message seq {seq}: unreadable columns ({error})"
+            ) from None
+    prefix_end = min(info.stable_prefix_end, len(rows))
+    return History(shells, stable_prefix_end=prefix_end, tokens=tokens)
 
 
 def write_log(conn: sqlite3.Connection, session_id: str) -> WriteLog:

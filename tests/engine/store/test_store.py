@@ -9,16 +9,19 @@ import stat
 from decimal import Decimal
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from engine import (
     CompactionConfig,
     CompactionRecord,
     CompactionStarted,
+    History,
     Message,
     Role,
     SpanChanged,
     TextContentBlock,
+    plan_turn,
     validate_history,
 )
 from engine.layout import metis_dir, store_path
@@ -484,3 +487,35 @@ def test_manager_accepts_every_valid_history_the_column_check_sees(store: Sessio
     tail = [user("ask"), tool_call("pending", "p1")]  # a tool call still running is fine
     write_raw(store, [*history, *tail])
     assert ids(store.manager(SID, cache=None).messages) == [*ids(history), *ids(tail)]
+
+
+# -- the light plan (the session list) ---------------------------------------------------------
+
+
+def _full_plan(store: SessionStore, session_id: str) -> object:
+    snap = store.snapshot(session_id)
+    info = store.session_info(session_id)
+    history = History(snap.messages, stable_prefix_end=snap.stable_prefix_end, tokens=snap.tokens)
+    return plan_turn(history, info.config, info.spent_usd)
+
+
+@pytest.mark.parametrize("strategy", ["summarize", "recompact", "mask", "hybrid"])
+def test_the_plan_from_the_light_columns_equals_the_plan_from_every_body(
+    demo_workspace: Path, strategy: str
+) -> None:
+    with SessionStore.open(demo_workspace) as store:
+        sessions = store.list_sessions()
+        assert len(sessions) >= 3
+        for info in sessions:
+            knobs = msgspec.structs.replace(info.config, compaction_strategy=strategy)
+            store.update_config(info.session_id, knobs)
+            assert store.plan(info.session_id) == _full_plan(store, info.session_id)
+
+
+async def test_the_light_plan_follows_compactions_and_tool_cycles(store: SessionStore) -> None:
+    fill(store, chat(6, size=300))
+    manager = store.manager(SID, summarizer=RecordingSummarizer(), cache=None)
+    manager.commit(await manager.prepare())
+    fill(store, [user("u-t"), tool_call("a-t", "call-9"), tool_result("r-t", "call-9")])
+    fill(store, [assistant("a-end")])
+    assert store.plan(SID) == _full_plan(store, SID)
