@@ -220,6 +220,34 @@ class MemorySource:
             session = self.store.sessions[session_id]
             self.store.append_message(session_id, message, session.history.counter(message))
 
+    def extend(self, session_id: str, messages: Sequence[tuple[Message, int]]) -> None:
+        """Append messages with their token counts (a recording that grew)."""
+        with self.store.lock:
+            for message, tokens in messages:
+                self.store.append_message(session_id, message, tokens)
+
+    def rewrite_tail(
+        self, session_id: str, drop: Sequence[str], messages: Sequence[tuple[Message, int]]
+    ) -> bool:
+        """MemoryPersistence.rewrite_tail: False, nothing changed, when the session no longer
+        ends with `drop`."""
+        return self.store.rewrite_tail(session_id, drop, messages)
+
+    def reload(self, session_id: str) -> None:
+        """Tell the app to load the session again (it was rebuilt)."""
+        with self.store.lock:
+            self.store.changes.append(SourceChange(session_id, compacted=True))
+
+    def loaded(self, session_id: str) -> None:
+        """The app just loaded the session: drop what is queued for it (it is in what was
+        loaded), keeping only the news that the session list changed."""
+        with self.store.lock:
+            store = self.store
+            listed = any(c.sessions_changed for c in store.changes if c.session_id == session_id)
+            store.changes = [c for c in store.changes if c.session_id != session_id]
+            if listed:
+                store.changes.append(SourceChange(session_id, sessions_changed=True))
+
     # -- SessionSource -------------------------------------------------------------------------
 
     def open(self) -> None:

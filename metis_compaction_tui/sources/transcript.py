@@ -266,12 +266,10 @@ class TranscriptSource:
             recording.take_usage(update.usage_from, update.recorded_usage)
         start = len(recording.messages) - len(update.messages)
         new = list(zip(recording.messages[start:], recording.tokens[start:], strict=True))
-        store = self.memory.store
         if not rebuild and dropped:
-            rebuild = not store.rewrite_tail(session_id, dropped, new)
+            rebuild = not self.memory.rewrite_tail(session_id, dropped, new)
         elif not rebuild:
-            for message, tokens in new:
-                store.append_message(session_id, message, tokens)
+            self.memory.extend(session_id, new)
         if rebuild:
             self._rebuild(recording)
         recording.read = True
@@ -287,7 +285,7 @@ class TranscriptSource:
             title=recording.title,
             config=recording.config,
         )
-        memory.store.changes.append(SourceChange(recording.session_id, compacted=True))
+        memory.reload(recording.session_id)
 
     def _ensure_read(self, session_id: str) -> Recording:
         recording = self.recordings[session_id]
@@ -329,11 +327,7 @@ class TranscriptSource:
             recording = self._ensure_read(session_id)
             data = self.memory.load(session_id)
             # What is queued for this session is in `data` already: no second reload for it.
-            store = self.memory.store
-            listed = any(c.sessions_changed for c in store.changes if c.session_id == session_id)
-            store.changes = [c for c in store.changes if c.session_id != session_id]
-            if listed:
-                store.changes.append(SourceChange(session_id, sessions_changed=True))
+            self.memory.loaded(session_id)
             transcript = recording.tail.transcript()  # O(messages), once a load
             notes = [f"skipped {n:,} {kind} record(s)" for kind, n in transcript.skipped.items()]
             notes += transcript.warnings[:20]
