@@ -286,14 +286,17 @@ class SessionStore:
         replacement_tokens: Sequence[int],
         record: CompactionRecord,
         spent_usd: Decimal,
+        *,
+        expected_revision: int | None = None,
     ) -> int:
         """Archive messages[start:start+len(span_ids)] and put `replacement` in their place, in one
-        transaction; SpanChanged (nothing written) when the span is not exactly as summarized.
-        Returns the session's new revision."""
+        transaction; SpanChanged (nothing written) when the span is not exactly as summarized or
+        the session is no longer at `expected_revision`. Returns the session's new revision."""
         if len(replacement) != len(replacement_tokens) or not replacement:
             raise ValueError("replacement needs at least one message and one count per message")
         with self._write() as conn:
             info = self._session(conn, session_id)
+            store_sql.check_revision(info, expected_revision)
             revision = store_sql.replace_span(
                 conn, info, start, span_ids, replacement, replacement_tokens, record,
                 self._clock(), self._fault_hook,

@@ -217,6 +217,17 @@ def append(
     refresh_floor(conn, info.session_id)
 
 
+def check_revision(info: SessionInfo, expected: int | None) -> None:
+    """Compare-and-set, inside the write transaction: a writer planned on an older revision
+    re-reads and re-plans (SpanChanged) instead of writing over another process's undo."""
+    if expected is not None and info.revision != expected:
+        raise SpanChanged(
+            f"session {info.session_id!r}: the span changed since it was summarized (the "
+            f"session is at revision {info.revision}, not {expected} as planned: another "
+            "process compacted or undid first)"
+        )
+
+
 def replace_span(
     conn: sqlite3.Connection,
     info: SessionInfo,

@@ -106,9 +106,13 @@ class MemoryPersistence:
         replacement_tokens: Sequence[int],
         record: CompactionRecord,
         spent_usd: Decimal,
+        *,
+        expected_revision: int | None = None,
     ) -> int:
         with self.lock:
             session = self.sessions[session_id]
+            if expected_revision is not None and session.revision != expected_revision:
+                raise SpanChanged(f"revision {session.revision}, not {expected_revision}")
             end = start + len(span_ids)
             current = tuple(m.id for m in session.history.messages[start:end])
             if current != tuple(span_ids):
