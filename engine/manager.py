@@ -447,10 +447,10 @@ class SessionManager:
         except SummarizerError as error:
             self._charge(error.billed_cost_usd)
             raise
-        self._charge(result.cost_usd)
         # A model may repeat a key or token pasted in the span: neither the cache file nor the
         # spliced summary keeps it (issue 6, secrets).
         summary = redact(result.text)
+        # Cached before the spend is written: if the store refuses now, the retry pays nothing.
         if summary.strip() and self.cache is not None:
             self.cache.put(
                 CacheRow(
@@ -463,6 +463,7 @@ class SessionManager:
                     span_token_count_out=result.tokens_out,
                 )
             )
+        self._charge(result.cost_usd)
         return PreparedCompaction(
             summary=summary,
             model=self.config.compaction_model,

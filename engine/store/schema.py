@@ -93,6 +93,10 @@ class StoreError(Exception):
     """One clear line: which file, what is wrong, what to do."""
 
 
+class StoreLocked(StoreError):
+    """Another process held the write lock past the busy timeout: nothing was written."""
+
+
 def store_path(workspace: Path) -> Path:
     return Path(workspace) / STORE_DIR / STORE_FILE
 

@@ -27,6 +27,7 @@ from engine.manager import SessionManager
 from engine.messages import HistoryError, Message
 from engine.outcomes import CompactionRecord, SessionSnapshot, TurnPlan
 from engine.policy.plan import plan_turn
+from engine.store import spend_journal
 from engine.store import sql as store_sql
 from engine.store.rows import (
     COMPACTION_COLUMNS,
@@ -51,6 +52,7 @@ from engine.store.schema import (
     SCHEMA_VERSION,
     STORE_DIR,
     StoreError,
+    StoreLocked,
     connect,
     describe_sqlite_error,
     store_path,
@@ -143,15 +145,33 @@ class SessionStore:
                     raise
                 conn.execute("COMMIT")
             except sqlite3.Error as exc:
-                raise StoreError(describe_sqlite_error(self.path, exc)) from None
+                message = describe_sqlite_error(self.path, exc)
+                locked = isinstance(exc, sqlite3.OperationalError) and (
+                    "locked" in str(exc) or "busy" in str(exc)
+                )
+                raise (StoreLocked if locked else StoreError)(message) from None
+
+    @property
+    def _journal(self) -> Path:
+        return self.workspace / STORE_DIR / spend_journal.JOURNAL_DIR
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction that first folds in spend earlier writers could not record."""
+        claimed: list[tuple[Path, Path]] = []
+        try:
+            with self._txn("BEGIN IMMEDIATE") as conn:
+                claimed = spend_journal.claim_into(conn, self._journal)
+                yield conn
+        except BaseException:
+            spend_journal.release(claimed)
+            raise
+        spend_journal.finish(claimed)
 
     def _read(self) -> AbstractContextManager[sqlite3.Connection]:
         """A short read transaction: one consistent view, released at once (a long one stalls
         checkpoints and the WAL grows: DESIGN "Known pitfalls")."""
         return self._txn("BEGIN")
-
-    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
-        return self._txn("BEGIN IMMEDIATE")
 
     def _session(self, conn: sqlite3.Connection, session_id: str) -> SessionInfo:
         return store_sql.session_row(conn, self.path, session_id)
@@ -316,8 +336,17 @@ class SessionStore:
             )
 
     def record_spend(self, session_id: str, spent_usd: Decimal) -> None:
-        with self._write() as conn:
-            self._write_spend(conn, self._session(conn, session_id), spent_usd)
+        """Spend is never billed and forgotten (issue 17): when another process holds the write
+        lock past the busy timeout, the difference goes to the journal the next write folds in."""
+        try:
+            with self._write() as conn:
+                self._write_spend(conn, self._session(conn, session_id), spent_usd)
+        except StoreLocked:
+            seen = self._spend_seen.get(session_id)
+            if seen is None:
+                raise  # a manager built by hand: no difference to journal
+            if spent_usd != seen:
+                spend_journal.write_entry(self._journal, session_id, spent_usd - seen)
         self._spend_seen[session_id] = spent_usd
 
     def snapshot_if_changed(self, session_id: str, revision: int) -> SessionSnapshot | None:
