@@ -369,6 +369,32 @@ class SessionStore:
             "UPDATE sessions SET spent_usd = ? WHERE session_id = ?", (str(spent), info.session_id)
         )
 
+    # -- before a deliberate write ----------------------------------------------------------
+
+    def verify(self, session_id: str) -> None:
+        """Refuse to write to a corrupt store (issue 17, finding 5): the file passes
+        `PRAGMA quick_check` and every row of the session (active, archived, its compactions)
+        decodes. StoreError naming what is wrong; nothing is written. O(file) for the check, so
+        run it before a command's write (compact, undo), not on every turn."""
+        with self._read() as conn:
+            problems = [str(row[0]) for row in conn.execute("PRAGMA quick_check(3)")]
+            if problems != ["ok"]:
+                raise StoreError(
+                    f"{self.path} fails its integrity check ({'; '.join(problems)[:200]}): "
+                    "nothing written; restore the store from a backup"
+                )
+            info = self._session(conn, session_id)
+            try:
+                store_sql.read_snapshot(conn, info, validate=True)
+            except HistoryError as error:
+                raise StoreError(f"session {session_id!r} in {self.path}: {error}") from None
+            _compactions(conn, session_id)
+            rows = conn.execute(
+                f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ?", (session_id,)
+            )
+            for row in rows:
+                stored_message(row, session_id)
+
     # -- undo ----------------------------------------------------------------------------------
 
     def undo_latest_compaction(self, session_id: str) -> StoredCompaction:
@@ -382,7 +408,10 @@ class SessionStore:
             row = store_sql.undo(
                 conn, self._session(conn, session_id), compaction_id, self._clock()
             )
-        return stored_compaction(row)
+            # Decoded before COMMIT: a record that cannot be read back rolls the undo back,
+            # never commits and then fails (issue 17, finding 5).
+            undone = stored_compaction(row)
+        return undone
 
     # -- reading for the app and the CLI (each O(rows returned)) -----------------------------
 

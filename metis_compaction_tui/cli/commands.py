@@ -253,6 +253,8 @@ def cmd_compact(
     with open_store(workspace) as store:
         try:
             store.session_info(session_id)
+            if not dry_run:
+                store.verify(session_id)  # never write to a corrupt store (finding 5)
         except StoreError as error:
             raise CliError(str(error)) from None
         # A dry run writes nothing: it peeks at an existing cache and never creates one.
@@ -350,6 +352,7 @@ def cmd_undo(workspace: Path, session_id: str, as_json: bool, out: TextIO) -> in
     with open_store(workspace) as store:
         try:
             before = store.session_info(session_id).revision
+            store.verify(session_id)  # never write to a corrupt store (finding 5)
         except StoreError as error:
             raise CliError(str(error)) from None
         try:
