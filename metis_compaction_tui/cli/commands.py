@@ -118,12 +118,21 @@ def session_status(store: SessionStore, info: SessionInfo) -> dict[str, Any]:
         snapshot.messages, stable_prefix_end=snapshot.stable_prefix_end, tokens=snapshot.tokens
     )
     compactions = store.compactions(info.session_id)
+    # The rows are the truth; the session's denormalised counts are checked against them and a
+    # wrong one reported (the next write repairs it: finding 4).
+    count, total = len(snapshot.messages), sum(snapshot.tokens)
+    if (count, total) != (info.message_count, info.total_tokens):
+        warn(
+            f"session {one_line(info.session_id)!r}: sessions.message_count/total_tokens say "
+            f"{info.message_count}/{info.total_tokens} but its rows hold {count}/{total}; "
+            "showing the rows' (the next compact or undo repairs the columns)"
+        )
     return {
         "session_id": info.session_id,
         "title": info.title,
         "revision": info.revision,
-        "message_count": info.message_count,
-        "total_tokens": info.total_tokens,
+        "message_count": count,
+        "total_tokens": total,
         "last_seq": info.last_seq,
         "created_at_ms": info.created_at_ms,
         "updated_at_ms": info.updated_at_ms,
