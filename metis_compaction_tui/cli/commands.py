@@ -261,14 +261,20 @@ def cmd_compact(
 ) -> int:
     with open_store(workspace) as store:
         try:
-            store.session_info(session_id)
+            info = store.session_info(session_id)
             if not dry_run:
                 store.verify(session_id)  # never write to a corrupt store (finding 5)
         except StoreError as error:
             raise CliError(str(error)) from None
         # A dry run writes nothing: it peeks at an existing cache and never creates one.
         cache_path = store.cache_path
-        cache = CompactionCache(cache_path) if not dry_run or cache_path.exists() else None
+        # The session's own LRU bound (finding 6: the default 1000 was used).
+        max_rows = info.config.compaction_cache_max_rows
+        cache = (
+            CompactionCache(cache_path, max_rows=max_rows)
+            if not dry_run or cache_path.exists()
+            else None
+        )
         manager = store.manager(session_id, cache=cache)
         try:
             return asyncio.run(compact_or_preview(manager, dry_run, instructions, as_json, out))
