@@ -170,6 +170,48 @@ def prepare_file(path: Path) -> None:
         os.chmod(path, 0o600)
 
 
+def ownership_problem(path: Path) -> str | None:
+    """Whether an existing file may be opened as the cache, decided on a read-only connection
+    before anything writes (issue 17, finding 7: another program's database was switched to WAL
+    and given a compaction_cache table). Ours: no user_version or application_id set, and no
+    table but a §5.2 compaction_cache. An empty file is a new cache."""
+    try:
+        if path.stat().st_size == 0:
+            return None
+    except OSError:
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+    except sqlite3.Error as exc:
+        return describe(path, exc).removeprefix(f"compaction cache {path} ")
+    try:
+        conn.execute("PRAGMA busy_timeout = 5000")
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        tables = [
+            str(r[0])
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            )
+        ]
+        columns = tuple(r[1] for r in conn.execute(f"PRAGMA table_info({TABLE})"))
+    except sqlite3.Error as exc:
+        if is_transient(exc):
+            return None  # busy: the open itself will wait or degrade
+        return describe(path, exc).removeprefix(f"compaction cache {path} ")
+    finally:
+        conn.close()
+    if tables == [TABLE] and columns != COLUMNS and not (version or app_id):
+        return "has a compaction_cache table that is not the §5.2 schema: not touched"
+    if version or app_id or set(tables) - {TABLE} or (tables and columns != COLUMNS):
+        listed = ", ".join(tables[:5]) or "none"
+        return (
+            f"belongs to another program (user_version {version}, application_id {app_id}, "
+            f"tables: {listed}): not touched"
+        )
+    return None
+
+
 def open_steps() -> Generator[str, list[Any] | None, str | None]:
     """The open procedure, shared by both faces: yields each statement, is sent its rows, and
     returns what is wrong with the file (None if it is a usable §5.2 cache)."""
@@ -195,7 +237,8 @@ def describe(path: Path, what: str | BaseException) -> str:
         else:
             reason = f"cannot be used ({type(what).__name__}: {reason})"
         what = reason
-    return f"compaction cache {path} {what}; compaction continues uncached (fix or delete it)"
+    fix = "move it elsewhere" if "another program" in what else "fix or delete it"
+    return f"compaction cache {path} {what}; compaction continues uncached ({fix})"
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -270,6 +313,11 @@ class CompactionCache(_CacheFace):
             self._closed, self._problem = False, None
             self._identity = None
             try:
+                self._identity = file_identity(self.path)  # replacing it lifts the refusal
+                foreign = ownership_problem(self.path) if self._identity else None
+                if foreign:
+                    self._degrade(describe(self.path, foreign))
+                    return self.status
                 prepare_file(self.path)
                 self._identity = file_identity(self.path)
                 conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
@@ -455,6 +503,11 @@ class AsyncCompactionCache(_CacheFace):
         self._closed, self._problem = False, None
         self._identity = None
         try:
+            self._identity = file_identity(self.path)  # replacing it lifts the refusal
+            foreign = ownership_problem(self.path) if self._identity else None
+            if foreign:
+                await self._degrade(describe(self.path, foreign))
+                return
             prepare_file(self.path)
             self._identity = file_identity(self.path)
             self._conn = conn = await aiosqlite.connect(self.path, isolation_level=None)
