@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import TextIO
 
 from engine import ConfigError
+from engine.errors import NothingToCompact
+from engine.row_check import BadRow
 from engine.store import SessionStore, StoreError, store_path
 from metis_compaction_tui.cli import exit_codes
 from metis_compaction_tui.cli.cache import cmd_cache
@@ -217,6 +219,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{PROG}: committed, but the report could not be written (closed pipe or full disk)"
             )
         return exit_codes.settle(exit_codes.OUTPUT_LOST)
+    except NothingToCompact as nothing:
+        warn(f"{PROG}: {nothing}; nothing written")
+        return exit_codes.settle(exit_codes.NOTHING_DONE)
+    except BadRow as bad:
+        # A value this engine never writes, named by table, column and row (issue 17).
+        warn(
+            f"{PROG}: {bad}: written by something other than this engine; nothing written. "
+            "Restore the file from a backup, or delete that row"
+        )
+        return exit_codes.settle(exit_codes.USAGE)
     except (CliError, StoreError, ConfigError) as error:
         warn(f"{PROG}: {error}")
         return exit_codes.settle(exit_codes.USAGE)
