@@ -113,6 +113,10 @@ class SessionStore:
         if not workspace.is_dir():
             raise StoreError(f"workspace {workspace} does not exist or is not a folder")
         path = store_path(workspace)
+        if path.parent.exists() and not path.parent.is_dir():  # finding 11: a file named .metis
+            raise StoreError(
+                f"{path.parent} is a file, not the {STORE_DIR} folder of a workspace: move it aside"
+            )
         return cls(connect(path, create=create), path, workspace)
 
     @property
