@@ -135,13 +135,61 @@ def row_values(row: CacheRow, now_ms: int) -> tuple[Any, ...]:
     )
 
 
+class CacheEntry(msgspec.Struct, frozen=True):
+    """A row as a listing shows it: every column but the summary text, and the text's length
+    (issue 17, finding 13: listing loaded every summary only to count it)."""
+
+    cache_key: str
+    summarization_model: str
+    summarization_prompt_version: str
+    span_message_count: int
+    span_token_count_in: int
+    span_token_count_out: int
+    created_at_ms: int
+    last_read_at_ms: int
+    use_count: int
+    summary_chars: int
+
+
+_ENTRY_COLS = ", ".join(c for c in COLUMNS if c != "summary_text") + ", length(summary_text)"
+
+
+def decode_entries(rows: Iterable[Any], path: Path) -> list[CacheEntry]:
+    """Like decode_rows, for listing rows (a row that fails is logged and skipped)."""
+    good = []
+    for values in rows:
+        key = values[0]
+        try:
+            text_col(TABLE, "cache_key", key, key, max_chars=256, non_empty=True)
+            ints = [int_col(TABLE, ENTRY_COLUMNS[i], key, values[i]) for i in range(3, 10)]
+            good.append(
+                CacheEntry(
+                    key,
+                    text_col(TABLE, "summarization_model", key, values[1], non_empty=True),
+                    text_col(TABLE, "summarization_prompt_version", key, values[2]),
+                    *ints,
+                )
+            )
+        except BadRow as bad:
+            log.warning("compaction cache %s: %s; row skipped", path, bad)
+    return good
+
+
+ENTRY_COLUMNS: tuple[str, ...] = CacheEntry.__struct_fields__
+
+
 def list_query(
-    order_by: str, descending: bool, limit: int | None, filter_text: str | None
+    order_by: str,
+    descending: bool,
+    limit: int | None,
+    filter_text: str | None,
+    *,
+    columns: str = _COLS,
 ) -> tuple[str, list[Any]]:
     """SELECT for the cache browser: order_by must be a column (it goes into the SQL text)."""
     if order_by not in COLUMNS:
         raise ValueError(f"order_by must be one of {', '.join(COLUMNS)}")
-    sql, params = f"SELECT {_COLS} FROM compaction_cache", list[Any]()
+    sql, params = f"SELECT {columns} FROM compaction_cache", list[Any]()
     if filter_text:
         escaped = filter_text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         like = " OR ".join(
@@ -379,6 +427,29 @@ class CompactionCache(_CacheFace):
         sql, params = list_query(order_by, descending, limit, filter_text)
         rows = self._run(lambda c: c.execute(sql, params).fetchall(), [])
         return decode_rows(rows, self.path)
+
+    def list_entries(
+        self,
+        order_by: str = "last_read_at_ms",
+        descending: bool = True,
+        limit: int | None = None,
+    ) -> list[CacheEntry]:
+        """list_rows without the summary texts: memory O(rows), not O(their text)."""
+        sql, params = list_query(order_by, descending, limit, None, columns=_ENTRY_COLS)
+        rows = self._run(lambda c: c.execute(sql, params).fetchall(), [])
+        return decode_entries(rows, self.path)
+
+    def keys_with_prefix(self, prefix: str, limit: int = 2) -> list[str]:
+        """Up to `limit` keys starting with `prefix` (the CLI's short keys), texts not read."""
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        rows = self._run(
+            lambda c: c.execute(
+                "SELECT cache_key FROM compaction_cache WHERE cache_key LIKE ? ESCAPE '\\' LIMIT ?",
+                (escaped + "%", limit),
+            ).fetchall(),
+            [],
+        )
+        return [r[0] for r in rows if isinstance(r[0], str) and r[0].startswith(prefix)]
 
     def evict(self, cache_key: str) -> bool:
         return self._run(lambda c: c.execute(SQL_EVICT, (cache_key,)).rowcount, 0) > 0
