@@ -125,7 +125,26 @@ class SessionStore:
 
     def close(self) -> None:
         with self._lock:
+            self.checkpoint()
             self._conn.close()
+
+    def checkpoint(self) -> bool:
+        """Fold the WAL into the file and truncate it to zero bytes, unless a reader or writer is
+        in the way: then it is left for the next time (busy_timeout 0, so it never stalls this
+        writer). Run after each compaction and undo and on close (issue 17, finding 13: the WAL
+        grew from 293 to 532 MB over a long run and never shrank). True if truncated."""
+        with self._lock:
+            conn = self._conn
+            try:
+                waited = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+                conn.execute("PRAGMA busy_timeout = 0")
+                try:
+                    busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                finally:
+                    conn.execute(f"PRAGMA busy_timeout = {int(waited)}")
+            except sqlite3.Error:
+                return False
+            return busy == 0
 
     def __enter__(self) -> SessionStore:
         return self
@@ -329,6 +348,7 @@ class SessionStore:
             self._fault_hook("before_commit")
         self._fault_hook("committed")
         self._spend_seen[session_id] = spent_usd
+        self.checkpoint()
         return revision
 
     def record_event(self, session_id: str, event: CompactionEvent) -> None:
@@ -415,6 +435,7 @@ class SessionStore:
             # Decoded before COMMIT: a record that cannot be read back rolls the undo back,
             # never commits and then fails (issue 17, finding 5).
             undone = stored_compaction(row)
+        self.checkpoint()
         return undone
 
     # -- reading for the app and the CLI (each O(rows returned)) -----------------------------
