@@ -99,6 +99,7 @@ class SessionStore:
         self.path = path
         self.workspace = workspace
         self._lock = threading.RLock()
+        self._wrote = False  # whether this connection ever began a write (close checkpoints)
         self._clock: Callable[[], int] = _now_ms
         # The spend total each session's manager holds, as this store last saw it: spend is
         # written as the difference from it, so two processes charging one session add up (§4).
@@ -125,7 +126,8 @@ class SessionStore:
 
     def close(self) -> None:
         with self._lock:
-            self.checkpoint()
+            if self._wrote:  # a reader (status, a dry run) leaves the file to its writers
+                self.checkpoint()
             self._conn.close()
 
     def checkpoint(self) -> bool:
@@ -182,6 +184,7 @@ class SessionStore:
     def _write(self) -> Iterator[sqlite3.Connection]:
         """A write transaction that first folds in spend earlier writers could not record."""
         claimed: list[tuple[Path, Path]] = []
+        self._wrote = True
         try:
             with self._txn("BEGIN IMMEDIATE") as conn:
                 claimed = spend_journal.claim_into(conn, self._journal)
