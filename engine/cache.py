@@ -394,16 +394,18 @@ class CompactionCache(_CacheFace):
     def peek(self, cache_key: str) -> CacheRow | None:
         """Read without bumping: for previews ("would this hit?")."""
         row = self._run(lambda c: c.execute(SQL_SELECT, (cache_key,)).fetchone(), None)
-        return self._checked(row) if row else None
+        # Never evicts: a preview (`compact --dry-run`) writes nothing (issue 17, finding 7).
+        return self._checked(row, evict=False) if row else None
 
-    def _checked(self, values: Any) -> CacheRow | None:
+    def _checked(self, values: Any, *, evict: bool = True) -> CacheRow | None:
         """A bad row is a miss: reported (`rejected`, the log) and evicted, never spliced in."""
         try:
             return decode_row(values)
         except BadRow as bad:
             self.rejected.append(str(bad))
-            log.warning("compaction cache %s: %s; evicted, treated as a miss", self.path, bad)
-            self._run(lambda c: c.execute(SQL_EVICT, (values[0],)).rowcount, 0)
+            log.warning("compaction cache %s: %s; treated as a miss", self.path, bad)
+            if evict:
+                self._run(lambda c: c.execute(SQL_EVICT, (values[0],)).rowcount, 0)
             return None
 
     def put(self, row: CacheRow) -> int:

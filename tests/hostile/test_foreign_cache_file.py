@@ -68,3 +68,19 @@ def test_compact_dry_run_writes_nothing_anywhere(tmp_path: Path, capsys) -> None
     assert main(["compact", SESSION, "--dry-run", str(tmp_path)]) == 0
     assert "dry run" in capsys.readouterr().out
     assert _state(cache.parent) == before
+
+
+def test_a_preview_of_a_malformed_row_does_not_evict_it(tmp_path: Path) -> None:
+    """peek (what `compact --dry-run` and the compact-now preview use) reports a bad row as a
+    miss but leaves it: only a real compaction's read evicts."""
+    from engine.cache import CompactionCache
+
+    cache = CompactionCache(tmp_path / "c.sqlite")
+    with sqlite3.connect(cache.path) as conn:
+        conn.execute(
+            "INSERT INTO compaction_cache VALUES ('k', 'x', 'm', 'v1', 1, 1.5, 1, 1, 1, 1)"
+        )
+    assert cache.peek("k") is None and cache.rejected
+    assert cache.count() == 1
+    assert cache.get("k") is None and cache.count() == 0
+    cache.close()
