@@ -136,13 +136,61 @@ def row_values(row: CacheRow, now_ms: int) -> tuple[Any, ...]:
     )
 
 
+class CacheEntry(msgspec.Struct, frozen=True):
+    """A row as a listing shows it: every column but the summary text, and the text's length
+    (issue 17, finding 13: listing loaded every summary only to count it)."""
+
+    cache_key: str
+    summarization_model: str
+    summarization_prompt_version: str
+    span_message_count: int
+    span_token_count_in: int
+    span_token_count_out: int
+    created_at_ms: int
+    last_read_at_ms: int
+    use_count: int
+    summary_chars: int
+
+
+_ENTRY_COLS = ", ".join(c for c in COLUMNS if c != "summary_text") + ", length(summary_text)"
+
+
+def decode_entries(rows: Iterable[Any], path: Path) -> list[CacheEntry]:
+    """Like decode_rows, for listing rows (a row that fails is logged and skipped)."""
+    good = []
+    for values in rows:
+        key = values[0]
+        try:
+            text_col(TABLE, "cache_key", key, key, max_chars=256, non_empty=True)
+            ints = [int_col(TABLE, ENTRY_COLUMNS[i], key, values[i]) for i in range(3, 10)]
+            good.append(
+                CacheEntry(
+                    key,
+                    text_col(TABLE, "summarization_model", key, values[1], non_empty=True),
+                    text_col(TABLE, "summarization_prompt_version", key, values[2]),
+                    *ints,
+                )
+            )
+        except BadRow as bad:
+            log.warning("compaction cache %s: %s; row skipped", path, bad)
+    return good
+
+
+ENTRY_COLUMNS: tuple[str, ...] = CacheEntry.__struct_fields__
+
+
 def list_query(
-    order_by: str, descending: bool, limit: int | None, filter_text: str | None
+    order_by: str,
+    descending: bool,
+    limit: int | None,
+    filter_text: str | None,
+    *,
+    columns: str = _COLS,
 ) -> tuple[str, list[Any]]:
     """SELECT for the cache browser: order_by must be a column (it goes into the SQL text)."""
     if order_by not in COLUMNS:
         raise ValueError(f"order_by must be one of {', '.join(COLUMNS)}")
-    sql, params = f"SELECT {_COLS} FROM compaction_cache", list[Any]()
+    sql, params = f"SELECT {columns} FROM compaction_cache", list[Any]()
     if filter_text:
         escaped = filter_text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         like = " OR ".join(
@@ -171,6 +219,48 @@ def prepare_file(path: Path) -> None:
         os.chmod(path, 0o600)
 
 
+def ownership_problem(path: Path) -> str | None:
+    """Whether an existing file may be opened as the cache, decided on a read-only connection
+    before anything writes (issue 17, finding 7: another program's database was switched to WAL
+    and given a compaction_cache table). Ours: no user_version or application_id set, and no
+    table but a §5.2 compaction_cache. An empty file is a new cache."""
+    try:
+        if path.stat().st_size == 0:
+            return None
+    except OSError:
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+    except sqlite3.Error as exc:
+        return describe(path, exc).removeprefix(f"compaction cache {path} ")
+    try:
+        conn.execute("PRAGMA busy_timeout = 5000")
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        tables = [
+            str(r[0])
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            )
+        ]
+        columns = tuple(r[1] for r in conn.execute(f"PRAGMA table_info({TABLE})"))
+    except sqlite3.Error as exc:
+        if is_transient(exc):
+            return None  # busy: the open itself will wait or degrade
+        return describe(path, exc).removeprefix(f"compaction cache {path} ")
+    finally:
+        conn.close()
+    if tables == [TABLE] and columns != COLUMNS and not (version or app_id):
+        return "has a compaction_cache table that is not the §5.2 schema: not touched"
+    if version or app_id or set(tables) - {TABLE} or (tables and columns != COLUMNS):
+        listed = ", ".join(tables[:5]) or "none"
+        return (
+            f"belongs to another program (user_version {version}, application_id {app_id}, "
+            f"tables: {listed}): not touched"
+        )
+    return None
+
+
 def open_steps() -> Generator[str, list[Any] | None, str | None]:
     """The open procedure, shared by both faces: yields each statement, is sent its rows, and
     returns what is wrong with the file (None if it is a usable §5.2 cache)."""
@@ -196,7 +286,8 @@ def describe(path: Path, what: str | BaseException) -> str:
         else:
             reason = f"cannot be used ({type(what).__name__}: {reason})"
         what = reason
-    return f"compaction cache {path} {what}; compaction continues uncached (fix or delete it)"
+    fix = "move it elsewhere" if "another program" in what else "fix or delete it"
+    return f"compaction cache {path} {what}; compaction continues uncached ({fix})"
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -275,6 +366,11 @@ class CompactionCache(_CacheFace):
             self._closed, self._problem = False, None
             self._identity = None
             try:
+                self._identity = file_identity(self.path)  # replacing it lifts the refusal
+                foreign = ownership_problem(self.path) if self._identity else None
+                if foreign:
+                    self._degrade(describe(self.path, foreign))
+                    return self.status
                 prepare_file(self.path)
                 self._identity = file_identity(self.path)
                 conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
@@ -303,16 +399,18 @@ class CompactionCache(_CacheFace):
     def peek(self, cache_key: str) -> CacheRow | None:
         """Read without bumping: for previews ("would this hit?")."""
         row = self._run(lambda c: c.execute(SQL_SELECT, (cache_key,)).fetchone(), None)
-        return self._checked(row) if row else None
+        # Never evicts: a preview (`compact --dry-run`) writes nothing (issue 17, finding 7).
+        return self._checked(row, evict=False) if row else None
 
-    def _checked(self, values: Any) -> CacheRow | None:
+    def _checked(self, values: Any, *, evict: bool = True) -> CacheRow | None:
         """A bad row is a miss: reported (`rejected`, the log) and evicted, never spliced in."""
         try:
             return decode_row(values)
         except BadRow as bad:
             self.rejected.append(str(bad))
-            log.warning("compaction cache %s: %s; evicted, treated as a miss", self.path, bad)
-            self._run(lambda c: c.execute(SQL_EVICT, (values[0],)).rowcount, 0)
+            log.warning("compaction cache %s: %s; treated as a miss", self.path, bad)
+            if evict:
+                self._run(lambda c: c.execute(SQL_EVICT, (values[0],)).rowcount, 0)
             return None
 
     def put(self, row: CacheRow) -> int:
@@ -336,6 +434,29 @@ class CompactionCache(_CacheFace):
         sql, params = list_query(order_by, descending, limit, filter_text)
         rows = self._run(lambda c: c.execute(sql, params).fetchall(), [])
         return decode_rows(rows, self.path)
+
+    def list_entries(
+        self,
+        order_by: str = "last_read_at_ms",
+        descending: bool = True,
+        limit: int | None = None,
+    ) -> list[CacheEntry]:
+        """list_rows without the summary texts: memory O(rows), not O(their text)."""
+        sql, params = list_query(order_by, descending, limit, None, columns=_ENTRY_COLS)
+        rows = self._run(lambda c: c.execute(sql, params).fetchall(), [])
+        return decode_entries(rows, self.path)
+
+    def keys_with_prefix(self, prefix: str, limit: int = 2) -> list[str]:
+        """Up to `limit` keys starting with `prefix` (the CLI's short keys), texts not read."""
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        rows = self._run(
+            lambda c: c.execute(
+                "SELECT cache_key FROM compaction_cache WHERE cache_key LIKE ? ESCAPE '\\' LIMIT ?",
+                (escaped + "%", limit),
+            ).fetchall(),
+            [],
+        )
+        return [r[0] for r in rows if isinstance(r[0], str) and r[0].startswith(prefix)]
 
     def evict(self, cache_key: str) -> bool:
         return self._run(lambda c: c.execute(SQL_EVICT, (cache_key,)).rowcount, 0) > 0
@@ -460,6 +581,11 @@ class AsyncCompactionCache(_CacheFace):
         self._closed, self._problem = False, None
         self._identity = None
         try:
+            self._identity = file_identity(self.path)  # replacing it lifts the refusal
+            foreign = ownership_problem(self.path) if self._identity else None
+            if foreign:
+                await self._degrade(describe(self.path, foreign))
+                return
             prepare_file(self.path)
             self._identity = file_identity(self.path)
             self._conn = conn = await aiosqlite.connect(self.path, isolation_level=None)

@@ -27,6 +27,10 @@ class StoreError(Exception):
     """One clear line: which file, what is wrong, what to do."""
 
 
+class StoreLocked(StoreError):
+    """Another process held the write lock past the busy timeout: nothing was written."""
+
+
 class UndoRefused(StoreError):
     """An undo that cannot be done; `reason` says why (nothing to undo, a later compaction)."""
 

@@ -14,6 +14,7 @@ STORE_FILE = "sessions.sqlite"  # the live session store shared with metis dev
 CACHE_FILE = "compaction-cache.sqlite"  # the §5 summary cache
 CONFIG_FILE = "config.yaml"  # the workspace's settings (issue 18)
 SIMULATOR_LOG = "simulator.log"  # the demo's simulated metis dev writes here
+SPEND_JOURNAL_DIR = "unrecorded-spend"  # paid spend a locked store could not take yet (issue 17)
 
 # The files a writer's commit changes (watched by the tail); never -shm, which readers touch too.
 STORE_COMMIT_FILES = frozenset({STORE_FILE, f"{STORE_FILE}-wal"})
@@ -33,6 +34,10 @@ def cache_path(workspace: Path | str) -> Path:
 
 def config_path(workspace: Path | str) -> Path:
     return metis_dir(workspace) / CONFIG_FILE
+
+
+def spend_journal_dir(workspace: Path | str) -> Path:
+    return metis_dir(workspace) / SPEND_JOURNAL_DIR
 
 
 def simulator_log_path(workspace: Path | str) -> Path:

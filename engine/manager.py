@@ -78,9 +78,12 @@ class SessionPersistence(Protocol):
         replacement_tokens: Sequence[int],
         record: CompactionRecord,
         spent_usd: Decimal,
+        *,
+        expected_revision: int | None = None,
     ) -> int:
-        """Replace the span in one transaction; raise SpanChanged if it is not as summarized.
-        Returns the session's new revision."""
+        """Replace the span in one transaction; raise SpanChanged if it is not as summarized,
+        or if the session's revision is not `expected_revision` (the one the manager planned
+        on: another process compacted or undid since). Returns the session's new revision."""
         ...
 
     def record_event(self, session_id: str, event: CompactionEvent) -> None: ...
@@ -469,10 +472,10 @@ class SessionManager:
         except SummarizerError as error:
             self._charge(error.billed_cost_usd)
             raise
-        self._charge(result.cost_usd)
         # A model may repeat a key or token pasted in the span: neither the cache file nor the
         # spliced summary keeps it (issue 6, secrets).
         summary = redact(result.text)
+        # Cached before the spend is written: if the store refuses now, the retry pays nothing.
         if summary.strip() and self.cache is not None:
             self.cache.put(
                 CacheRow(
@@ -485,6 +488,7 @@ class SessionManager:
                     span_token_count_out=result.tokens_out,
                 )
             )
+        self._charge(result.cost_usd)
         return PreparedCompaction(
             summary=summary,
             model=self.config.compaction_model,
@@ -635,9 +639,13 @@ class SessionManager:
         """Store first, memory second: a SpanChanged leaves both as they were."""
         if self.persistence is not None:
             tokens = spliced.tokens[start : start + len(replacement)]
+            # Compare-and-set on the revision planned on (issue 17): an undo made by another
+            # process since then may leave the span's ids in place (a mask's copies) and would
+            # otherwise be written over and never synced (the revision jumping past it).
             self.revision = self.persistence.commit_replacement(
-                self.session_id, start, span_ids, replacement, tokens, record, self.spent_usd
-            )
+                self.session_id, start, span_ids, replacement, tokens, record, self.spent_usd,
+                expected_revision=self.revision,
+            )  # fmt: skip
         self.history = spliced
 
     def _truncate(

@@ -34,6 +34,7 @@ from metis_compaction_tui.screens.help import HelpScreen
 from metis_compaction_tui.screens.knobs import KnobsScreen
 from metis_compaction_tui.screens.message_detail import MessageDetailScreen
 from metis_compaction_tui.screens.summary_detail import SummaryDetailScreen
+from metis_compaction_tui.signals import install_exit_signals
 from metis_compaction_tui.sources.base import (
     ActionRefused,
     SessionRow,
@@ -106,6 +107,8 @@ class MetisInspector(App[int]):
         yield Footer()
 
     def on_mount(self) -> None:
+        # SIGTERM/SIGHUP quit through the exit path, which restores the terminal (finding 12).
+        self._uninstall_signals = install_exit_signals(self._exit_on_signal)
         self.theme = self._initial_theme
         self.query_one(SessionList).border_title = "Sessions"
         self.query_one("#messages", MessageList).focus()
@@ -195,6 +198,9 @@ class MetisInspector(App[int]):
     def on_unmount(self) -> None:
         self._stopping = True
         self._wake.set()
+        uninstall = getattr(self, "_uninstall_signals", None)
+        if uninstall is not None:
+            uninstall()
 
     # -- what the feed posts ------------------------------------------------------------------
 
@@ -426,6 +432,11 @@ class MetisInspector(App[int]):
         self._stopping = True
         self._wake.set()
         self.exit(0)
+
+    def _exit_on_signal(self, code: int) -> None:
+        self._stopping = True
+        self._wake.set()
+        self.exit(code)
 
     # -- the command palette: every action in the registry ------------------------------------
 

@@ -21,14 +21,16 @@ from typing import Any
 
 from engine.cache import CompactionCache, cache_backers
 from engine.config import CompactionConfig
+from engine.errors import StoreLocked
 from engine.events import CompactionEvent, encode_event, event_type
 from engine.history import History
-from engine.layout import cache_path, store_path
+from engine.layout import METIS_DIR, cache_path, spend_journal_dir, store_path
 from engine.manager import SessionManager
 from engine.messages import HistoryError, Message
 from engine.outcomes import CompactionRecord, SessionSnapshot, TurnPlan
 from engine.policy.plan import plan_turn
 from engine.policy.strategies import reads_tool_output
+from engine.store import spend_journal
 from engine.store import sql as store_sql
 from engine.store.rows import (
     COMPACTION_COLUMNS,
@@ -96,6 +98,7 @@ class SessionStore:
         self.path = path
         self.workspace = workspace
         self._lock = threading.RLock()
+        self._wrote = False  # whether this connection ever began a write (close checkpoints)
         self._clock: Callable[[], int] = _now_ms
         # The spend total each session's manager holds, as this store last saw it: spend is
         # written as the difference from it, so two processes charging one session add up (§4).
@@ -110,6 +113,10 @@ class SessionStore:
         if not workspace.is_dir():
             raise StoreError(f"workspace {workspace} does not exist or is not a folder")
         path = store_path(workspace)
+        if path.parent.exists() and not path.parent.is_dir():  # finding 11: a file named .metis
+            raise StoreError(
+                f"{path.parent} is a file, not the {METIS_DIR} folder of a workspace: move it aside"
+            )
         return cls(connect(path, create=create), path, workspace)
 
     @property
@@ -118,7 +125,27 @@ class SessionStore:
 
     def close(self) -> None:
         with self._lock:
+            if self._wrote:  # a reader (status, a dry run) leaves the file to its writers
+                self.checkpoint()
             self._conn.close()
+
+    def checkpoint(self) -> bool:
+        """Fold the WAL into the file and truncate it to zero bytes, unless a reader or writer is
+        in the way: then it is left for the next time (busy_timeout 0, so it never stalls this
+        writer). Run after each compaction and undo and on close (issue 17, finding 13: the WAL
+        grew from 293 to 532 MB over a long run and never shrank). True if truncated."""
+        with self._lock:
+            conn = self._conn
+            try:
+                waited = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+                conn.execute("PRAGMA busy_timeout = 0")
+                try:
+                    busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                finally:
+                    conn.execute(f"PRAGMA busy_timeout = {int(waited)}")
+            except sqlite3.Error:
+                return False
+            return busy == 0
 
     def __enter__(self) -> SessionStore:
         return self
@@ -142,15 +169,34 @@ class SessionStore:
                     raise
                 conn.execute("COMMIT")
             except sqlite3.Error as exc:
-                raise StoreError(describe_sqlite_error(self.path, exc)) from None
+                message = describe_sqlite_error(self.path, exc)
+                locked = isinstance(exc, sqlite3.OperationalError) and (
+                    "locked" in str(exc) or "busy" in str(exc)
+                )
+                raise (StoreLocked if locked else StoreError)(message) from None
+
+    @property
+    def _journal(self) -> Path:
+        return spend_journal_dir(self.workspace)
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction that first folds in spend earlier writers could not record."""
+        claimed: list[tuple[Path, Path]] = []
+        self._wrote = True
+        try:
+            with self._txn("BEGIN IMMEDIATE") as conn:
+                claimed = spend_journal.claim_into(conn, self._journal)
+                yield conn
+        except BaseException:
+            spend_journal.release(claimed)
+            raise
+        spend_journal.finish(claimed)
 
     def _read(self) -> AbstractContextManager[sqlite3.Connection]:
         """A short read transaction: one consistent view, released at once (a long one stalls
         checkpoints and the WAL grows: DESIGN "Known pitfalls")."""
         return self._txn("BEGIN")
-
-    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
-        return self._txn("BEGIN IMMEDIATE")
 
     def _session(self, conn: sqlite3.Connection, session_id: str) -> SessionInfo:
         return store_sql.session_row(conn, self.path, session_id)
@@ -288,14 +334,17 @@ class SessionStore:
         replacement_tokens: Sequence[int],
         record: CompactionRecord,
         spent_usd: Decimal,
+        *,
+        expected_revision: int | None = None,
     ) -> int:
         """Archive messages[start:start+len(span_ids)] and put `replacement` in their place, in one
-        transaction; SpanChanged (nothing written) when the span is not exactly as summarized.
-        Returns the session's new revision."""
+        transaction; SpanChanged (nothing written) when the span is not exactly as summarized or
+        the session is no longer at `expected_revision`. Returns the session's new revision."""
         if len(replacement) != len(replacement_tokens) or not replacement:
             raise ValueError("replacement needs at least one message and one count per message")
         with self._write() as conn:
             info = self._session(conn, session_id)
+            store_sql.check_revision(info, expected_revision)
             revision = store_sql.replace_span(
                 conn, info, start, span_ids, replacement, replacement_tokens, record,
                 self._clock(), self._fault_hook,
@@ -304,6 +353,7 @@ class SessionStore:
             self._fault_hook("before_commit")
         self._fault_hook("committed")
         self._spend_seen[session_id] = spent_usd
+        self.checkpoint()
         return revision
 
     def record_event(self, session_id: str, event: CompactionEvent) -> None:
@@ -315,8 +365,17 @@ class SessionStore:
             )
 
     def record_spend(self, session_id: str, spent_usd: Decimal) -> None:
-        with self._write() as conn:
-            self._write_spend(conn, self._session(conn, session_id), spent_usd)
+        """Spend is never billed and forgotten (issue 17): when another process holds the write
+        lock past the busy timeout, the difference goes to the journal the next write folds in."""
+        try:
+            with self._write() as conn:
+                self._write_spend(conn, self._session(conn, session_id), spent_usd)
+        except StoreLocked:
+            seen = self._spend_seen.get(session_id)
+            if seen is None:
+                raise  # a manager built by hand: no difference to journal
+            if spent_usd != seen:
+                spend_journal.write_entry(self._journal, session_id, spent_usd - seen)
         self._spend_seen[session_id] = spent_usd
 
     def snapshot_if_changed(self, session_id: str, revision: int) -> SessionSnapshot | None:
@@ -339,6 +398,32 @@ class SessionStore:
             "UPDATE sessions SET spent_usd = ? WHERE session_id = ?", (str(spent), info.session_id)
         )
 
+    # -- before a deliberate write ----------------------------------------------------------
+
+    def verify(self, session_id: str) -> None:
+        """Refuse to write to a corrupt store (issue 17, finding 5): the file passes
+        `PRAGMA quick_check` and every row of the session (active, archived, its compactions)
+        decodes. StoreError naming what is wrong; nothing is written. O(file) for the check, so
+        run it before a command's write (compact, undo), not on every turn."""
+        with self._read() as conn:
+            problems = [str(row[0]) for row in conn.execute("PRAGMA quick_check(3)")]
+            if problems != ["ok"]:
+                raise StoreError(
+                    f"{self.path} fails its integrity check ({'; '.join(problems)[:200]}): "
+                    "nothing written; restore the store from a backup"
+                )
+            info = self._session(conn, session_id)
+            try:
+                store_sql.read_snapshot(conn, info, validate=True)
+            except HistoryError as error:
+                raise StoreError(f"session {session_id!r} in {self.path}: {error}") from None
+            _compactions(conn, session_id)
+            rows = conn.execute(
+                f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ?", (session_id,)
+            )
+            for row in rows:
+                stored_message(row, session_id)
+
     # -- undo ----------------------------------------------------------------------------------
 
     def undo_latest_compaction(self, session_id: str) -> StoredCompaction:
@@ -352,7 +437,11 @@ class SessionStore:
             row = store_sql.undo(
                 conn, self._session(conn, session_id), compaction_id, self._clock()
             )
-        return stored_compaction(row)
+            # Decoded before COMMIT: a record that cannot be read back rolls the undo back,
+            # never commits and then fails (issue 17, finding 5).
+            undone = stored_compaction(row)
+        self.checkpoint()
+        return undone
 
     # -- reading for the app and the CLI (each O(rows returned)) -----------------------------
 

@@ -7,6 +7,7 @@ module is what each transaction does to the tables, so the rules of the active h
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -43,6 +44,7 @@ from engine.store.rows import (
 from engine.store.schema import StoreError
 
 Hook = Callable[[str], None]
+log = logging.getLogger(__name__)
 
 _SQL_INSERT = (
     "INSERT INTO messages (session_id, position, role, tokens, tool_use_ids, tool_result_ids, "
@@ -244,9 +246,47 @@ def refresh_floor(conn: sqlite3.Connection, session_id: str) -> None:
     )
 
 
+def real_counts(conn: sqlite3.Connection, session_id: str) -> tuple[int, int]:
+    """The active history's length and tokens, from the rows themselves."""
+    count, tokens = conn.execute(
+        _SQL_TOKENS + "session_id = ? AND position IS NOT NULL", (session_id,)
+    ).fetchone()
+    return int(count), int(tokens)
+
+
+def repair_counts(
+    conn: sqlite3.Connection, info: SessionInfo, *, cheap: bool = False
+) -> SessionInfo:
+    """sessions.message_count and total_tokens are derived from the active rows; a wrong one
+    (hand-edited, an old bug) would put the next message past a gap or skew every total (issue
+    17, finding 4). Inside a write transaction: checked and, when wrong, rewritten from the rows
+    and logged. `cheap`: only the O(log n) check of the count against the last position."""
+    sid = info.session_id
+    if cheap:
+        top = conn.execute(
+            "SELECT max(position) FROM messages WHERE session_id = ? AND position IS NOT NULL",
+            (sid,),
+        ).fetchone()[0]
+        if (0 if top is None else int(top) + 1) == info.message_count:
+            return info
+    count, tokens = real_counts(conn, sid)
+    if (count, tokens) == (info.message_count, info.total_tokens):
+        return info
+    log.warning(
+        "session %r: sessions.message_count/total_tokens said %d/%d, the rows say %d/%d: repaired",
+        sid, info.message_count, info.total_tokens, count, tokens,
+    )  # fmt: skip
+    conn.execute(
+        "UPDATE sessions SET message_count = ?, total_tokens = ? WHERE session_id = ?",
+        (count, tokens, sid),
+    )
+    return msgspec.structs.replace(info, message_count=count, total_tokens=tokens)
+
+
 def append(
     conn: sqlite3.Connection, info: SessionInfo, message: Message, tokens: int, now: int
 ) -> None:
+    info = repair_counts(conn, info, cheap=True)
     position = info.message_count
     previous = message_at(conn, info.session_id, position - 1)
     try:  # the manager checked this against its copy; the store checks against the truth
@@ -256,6 +296,17 @@ def append(
     insert_message(conn, info.session_id, position, message, tokens, None, now)
     conn.execute(_SQL_COUNTS, (1, tokens, 0, now, info.session_id))
     refresh_floor(conn, info.session_id)
+
+
+def check_revision(info: SessionInfo, expected: int | None) -> None:
+    """Compare-and-set, inside the write transaction: a writer planned on an older revision
+    re-reads and re-plans (SpanChanged) instead of writing over another process's undo."""
+    if expected is not None and info.revision != expected:
+        raise SpanChanged(
+            f"session {info.session_id!r}: the span changed since it was summarized (the "
+            f"session is at revision {info.revision}, not {expected} as planned: another "
+            "process compacted or undid first)"
+        )
 
 
 def replace_span(
@@ -270,6 +321,7 @@ def replace_span(
     hook: Hook,
 ) -> int:
     """The body of a compaction's transaction. Returns the new revision."""
+    info = repair_counts(conn, info)
     session_id, end = info.session_id, start + len(span_ids)
     current = [
         row[0]
@@ -329,6 +381,7 @@ def undo(
 ) -> tuple[Any, ...]:
     """The body of an undo's transaction: the archived originals back in place of the summary,
     later positions moved back, the floor with them. Returns the compaction's row."""
+    info = repair_counts(conn, info)
     session_id = info.session_id
     live = conn.execute(
         "SELECT compaction_id, kind, start_position, span_count, replacement_count "

@@ -47,7 +47,7 @@ def _resolve_key(cache: CompactionCache, key: str) -> str:
     """A full key, or a unique prefix of one (list shows the first 16 characters)."""
     if cache.peek(key) is not None:
         return key
-    matches = [r.cache_key for r in cache.list_rows() if r.cache_key.startswith(key)] if key else []
+    matches = cache.keys_with_prefix(key) if key else []  # the keys only, no summary texts
     if len(matches) == 1:
         return matches[0]
     what = "matches several keys" if matches else "is not in the cache"
@@ -108,7 +108,8 @@ def cmd_cache(
 
 
 def _cache_list(call: CacheCall) -> int:
-    rows = call.cache.list_rows() if call.cache is not None else []
+    # Every column but the summary texts (finding 13: listing loaded them all).
+    rows = call.cache.list_entries() if call.cache is not None else []
     out = call.out
     if call.as_json:
         emit_json(
@@ -117,7 +118,7 @@ def _cache_list(call: CacheCall) -> int:
                 "path": str(call.path),
                 "exists": call.cache is not None,
                 "count": len(rows),
-                "rows": [cache_row_json(r, with_text=False) for r in rows],
+                "rows": [msgspec.to_builtins(r) for r in rows],
             },
             out,
         )

@@ -118,12 +118,21 @@ def session_status(store: SessionStore, info: SessionInfo) -> dict[str, Any]:
         snapshot.messages, stable_prefix_end=snapshot.stable_prefix_end, tokens=snapshot.tokens
     )
     compactions = store.compactions(info.session_id)
+    # The rows are the truth; the session's denormalised counts are checked against them and a
+    # wrong one reported (the next write repairs it: finding 4).
+    count, total = len(snapshot.messages), sum(snapshot.tokens)
+    if (count, total) != (info.message_count, info.total_tokens):
+        warn(
+            f"session {one_line(info.session_id)!r}: sessions.message_count/total_tokens say "
+            f"{info.message_count}/{info.total_tokens} but its rows hold {count}/{total}; "
+            "showing the rows' (the next compact or undo repairs the columns)"
+        )
     return {
         "session_id": info.session_id,
         "title": info.title,
         "revision": info.revision,
-        "message_count": info.message_count,
-        "total_tokens": info.total_tokens,
+        "message_count": count,
+        "total_tokens": total,
         "last_seq": info.last_seq,
         "created_at_ms": info.created_at_ms,
         "updated_at_ms": info.updated_at_ms,
@@ -252,12 +261,20 @@ def cmd_compact(
 ) -> int:
     with open_store(workspace) as store:
         try:
-            store.session_info(session_id)
+            info = store.session_info(session_id)
+            if not dry_run:
+                store.verify(session_id)  # never write to a corrupt store (finding 5)
         except StoreError as error:
             raise CliError(str(error)) from None
         # A dry run writes nothing: it peeks at an existing cache and never creates one.
         cache_path = store.cache_path
-        cache = CompactionCache(cache_path) if not dry_run or cache_path.exists() else None
+        # The session's own LRU bound (finding 6: the default 1000 was used).
+        max_rows = info.config.compaction_cache_max_rows
+        cache = (
+            CompactionCache(cache_path, max_rows=max_rows)
+            if not dry_run or cache_path.exists()
+            else None
+        )
         manager = store.manager(session_id, cache=cache)
         try:
             return asyncio.run(compact_or_preview(manager, dry_run, instructions, as_json, out))
@@ -350,6 +367,7 @@ def cmd_undo(workspace: Path, session_id: str, as_json: bool, out: TextIO) -> in
     with open_store(workspace) as store:
         try:
             before = store.session_info(session_id).revision
+            store.verify(session_id)  # never write to a corrupt store (finding 5)
         except StoreError as error:
             raise CliError(str(error)) from None
         try:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 import subprocess
 import sys
@@ -23,7 +24,9 @@ from pathlib import Path
 from typing import TextIO
 
 from engine import ConfigError
+from engine.errors import NothingToCompact
 from engine.layout import simulator_log_path
+from engine.row_check import BadRow
 from engine.store import SessionStore, StoreError, store_path
 from metis_compaction_tui.cli import exit_codes
 from metis_compaction_tui.cli.cache import cmd_cache
@@ -66,7 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
         "demo", help="a temporary workspace with a simulated metis dev, and the app on it"
     )
     p.add_argument("--no-app", action="store_true", help="run only the simulator (see --seconds)")
-    p.add_argument("--seconds", type=float, default=60.0, help="with --no-app: stop after this")
+    p.add_argument(
+        "--seconds", type=_number(float, 0), default=60.0,
+        help="with --no-app: stop after this",
+    )  # fmt: skip
     _simulation_flags(p, pace=DEMO_PACE)
 
     knob_flags = argparse.ArgumentParser(add_help=False)
@@ -149,7 +155,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("simulate", help="run the simulated metis dev alone (for a second terminal)")
     _workspace_args(p)
-    p.add_argument("--seconds", type=float, default=None, help="stop after this many seconds")
+    p.add_argument(
+        "--seconds", type=_number(float, 0), default=None,
+        help="stop after this many seconds",
+    )  # fmt: skip
     _simulation_flags(p, pace=DEMO_PACE)
     return parser
 
@@ -173,16 +182,45 @@ def resolve_workspace(args: argparse.Namespace) -> None:
     args.workspace = positional or flag or Path(".")
 
 
+def _number(kind: type[int] | type[float], low: float, *, above: bool = False):  # type: ignore[no-untyped-def]
+    """An argparse type: a finite number >= low (> low with `above`); NaN, inf and negatives are
+    refused with a usage error, never run (issue 17, finding 11)."""
+
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not math.isfinite(value) or value < low or (above and value == low):
+            bound = f"more than {low:g}" if above else f"{low:g} or more"
+            raise argparse.ArgumentTypeError(f"{text!r}: must be a finite number, {bound}")
+        return value
+
+    parse.__name__ = kind.__name__  # argparse names the type in its messages
+    return parse
+
+
 def _simulation_flags(p: argparse.ArgumentParser, *, pace: float) -> None:
     p.add_argument(
-        "--pace", type=float, default=pace, help=f"messages per second ({pace}; 0: flat out)"
+        "--pace",
+        type=_number(float, 0),
+        default=pace,
+        help=f"messages per second ({pace}; 0: flat out)",
     )
     p.add_argument(
-        "--turns", type=int, default=DEMO_TURNS, help=f"turns per session ({DEMO_TURNS})"
+        "--turns",
+        type=_number(int, 1),
+        default=DEMO_TURNS,
+        help=f"turns per session ({DEMO_TURNS})",
     )
-    p.add_argument("--seed", type=int, default=0, help="the scripted session's seed (0)")
     p.add_argument(
-        "--reruns", type=int, default=1, help="reruns of the same script (1): cache hits"
+        "--seed", type=_number(int, 0), default=0, help="the scripted session's seed (0)"
+    )
+    p.add_argument(
+        "--reruns",
+        type=_number(int, 0),
+        default=1,
+        help="reruns of the same script (1): cache hits",
     )
     p.add_argument(
         "--model",
@@ -218,6 +256,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{PROG}: committed, but the report could not be written (closed pipe or full disk)"
             )
         return exit_codes.settle(exit_codes.OUTPUT_LOST)
+    except NothingToCompact as nothing:
+        warn(f"{PROG}: {nothing}; nothing written")
+        return exit_codes.settle(exit_codes.NOTHING_DONE)
+    except BadRow as bad:
+        # A value this engine never writes, named by table, column and row (issue 17).
+        warn(
+            f"{PROG}: {bad}: written by something other than this engine; nothing written. "
+            "Restore the file from a backup, or delete that row"
+        )
+        return exit_codes.settle(exit_codes.USAGE)
     except (CliError, StoreError, ConfigError) as error:
         warn(f"{PROG}: {error}")
         return exit_codes.settle(exit_codes.USAGE)

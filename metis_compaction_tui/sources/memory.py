@@ -27,7 +27,7 @@ from engine import (
     plan_turn,
 )
 from engine.cache import cache_backers
-from engine.errors import UndoRefused
+from engine.errors import SpanChanged, UndoRefused
 from engine.layout import cache_path
 from engine.policy.span import check_span_unchanged
 from engine.policy.undo import latest_in_effect, undo_compaction
@@ -111,9 +111,13 @@ class MemoryPersistence:
         replacement_tokens: Sequence[int],
         record: CompactionRecord,
         spent_usd: Decimal,
+        *,
+        expected_revision: int | None = None,
     ) -> int:
         with self.lock:
             session = self.sessions[session_id]
+            if expected_revision is not None and session.revision != expected_revision:
+                raise SpanChanged(f"revision {session.revision}, not {expected_revision}")
             end = start + len(span_ids)
             current = [m.id for m in session.history.messages[start:end]]
             check_span_unchanged(current, start, span_ids)

@@ -1,0 +1,32 @@
+"""SIGTERM and SIGHUP end the app through its own exit path (issue 17, finding 12): the default
+action killed the process at once, leaving the terminal in the alternate screen with mouse
+tracking on. A handler on the event loop calls the app's quit, so Textual's shutdown writes the
+sequences that restore the terminal."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from collections.abc import Callable
+
+EXIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+def install_exit_signals(quit_app: Callable[[int], None]) -> Callable[[], None]:
+    """Route EXIT_SIGNALS to `quit_app(128 + signum)` on the running loop; returns the undo."""
+    loop = asyncio.get_running_loop()
+    installed = []
+    for sig in EXIT_SIGNALS:
+        try:
+            loop.add_signal_handler(sig, quit_app, 128 + int(sig))
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, Windows
+            continue
+        installed.append(sig)
+
+    def uninstall() -> None:
+        for sig in installed:
+            with contextlib.suppress(Exception):
+                loop.remove_signal_handler(sig)
+
+    return uninstall
