@@ -53,7 +53,14 @@ from engine.policy.splice import (
 )
 from engine.policy.strategies import StrategyPlan, fold_start, masked_span, plan_strategy
 from engine.policy.trigger import TriggerAction
-from engine.summarizers import Summarizer, SummarizerError, SummaryRequest, make_summarizer
+from engine.summarizers import (
+    Summarizer,
+    SummarizerError,
+    SummarizerSettings,
+    SummaryRequest,
+    check_summarizer,
+    make_summarizer,
+)
 from engine.tokens import TokenCounter, estimate_message_tokens
 
 Trigger = Literal["threshold", "hard_cap", "manual"]
@@ -107,6 +114,7 @@ class SessionManager:
         compaction_strategy: str = "summarize",
         workspace: Path | None = None,
         summarizer: Summarizer | None = None,
+        summarizer_settings: SummarizerSettings | None = None,
         token_counter: TokenCounter | None = None,
         cache: CompactionCache | None = None,
         persistence: SessionPersistence | None = None,
@@ -134,12 +142,25 @@ class SessionManager:
             stable_prefix_end=stable_prefix_end,
             counter=token_counter or estimate_message_tokens,
         )
-        if summarizer is not None and summarizer.name != compaction_model:
-            raise ConfigError(
-                "compaction_model",
-                f"the summarizer given serves {summarizer.name!r}, not {compaction_model!r}",
-            )
+        if summarizer is not None:
+            # Any object meeting the Summarizer protocol, under any model name: its own.
+            if not isinstance(summarizer, Summarizer):
+                raise ConfigError(
+                    "compaction_model",
+                    f"a {type(summarizer).__name__} does not meet the Summarizer protocol "
+                    "(name, summarize, estimate_cost, aclose)",
+                )
+            if summarizer.name != compaction_model:
+                raise ConfigError(
+                    "compaction_model",
+                    f"the summarizer given serves {summarizer.name!r}, not {compaction_model!r}",
+                )
+        else:
+            # No summarizer is made yet (no client until a compaction needs one), but a model
+            # nothing can serve, or an unpriced one, fails here rather than mid-turn.
+            check_summarizer(compaction_model, summarizer_settings)
         self._summarizer = summarizer
+        self.summarizer_settings = summarizer_settings or SummarizerSettings()
         if cache is None and workspace is not None:
             cache = CompactionCache(
                 workspace / ".metis" / "compaction-cache.sqlite", max_rows=compaction_cache_max_rows
@@ -176,7 +197,9 @@ class SessionManager:
     @property
     def summarizer(self) -> Summarizer:
         if self._summarizer is None:
-            self._summarizer = make_summarizer(self.config.compaction_model)
+            self._summarizer = make_summarizer(
+                self.config.compaction_model, self.summarizer_settings
+            )
         return self._summarizer
 
     def sync(self) -> bool:

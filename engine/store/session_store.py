@@ -73,7 +73,7 @@ __all__ = [
 ]
 
 CACHE_FILE = "compaction-cache.sqlite"
-_MANAGER_PASSTHROUGH = ("bus", "token_counter", "clock", "cache")
+_MANAGER_PASSTHROUGH = ("bus", "token_counter", "clock", "cache", "summarizer_settings")
 _NO_END = 2**62
 
 
