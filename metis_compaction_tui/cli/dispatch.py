@@ -24,6 +24,7 @@ from typing import TextIO
 
 from engine import ConfigError
 from engine.store import SessionStore, StoreError, store_path
+from engine.workspace_config import parse_flags
 from metis_compaction_tui.cli import exit_codes
 from metis_compaction_tui.cli.cache import cmd_cache
 from metis_compaction_tui.cli.commands import CliError, cmd_compact, cmd_status, cmd_undo
@@ -75,7 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="KNOB=VALUE",
         dest="sets",
-        help="transcripts only: a what-if knob, e.g. threshold_tokens=150000 (repeatable)",
+        help="a knob or summarizer setting, e.g. threshold_tokens=150000 or "
+        "summarizer.base_url=http://127.0.0.1:4000 (repeatable; over METIS_* and "
+        ".metis/config.yaml; on a store, applies to this run only and is never saved)",
     )
     knob_flags.add_argument(
         "--limit",
@@ -233,16 +236,20 @@ def _dispatch(args: argparse.Namespace, out: TextIO) -> int:
         case "status":
             if is_transcript_path(args.workspace):
                 return cmd_transcript_status(args.workspace, args.sets, args.limit, args.json, out)
-            _no_knobs(args)
-            return cmd_status(args.workspace, args.json, out)
+            return cmd_status(args.workspace, args.json, out, parse_flags(args.sets))
         case "compact":
             if Path(args.session).is_file():
                 return cmd_transcript_compact(
                     Path(args.session), args.dry_run, args.instructions, args.sets, args.json, out
                 )
-            _no_knobs(args)
             return cmd_compact(
-                args.workspace, args.session, args.dry_run, args.instructions, args.json, out
+                args.workspace,
+                args.session,
+                args.dry_run,
+                args.instructions,
+                args.json,
+                out,
+                parse_flags(args.sets),
             )
         case "undo":
             return cmd_undo(args.workspace, args.session, args.json, out)
@@ -256,11 +263,6 @@ def _dispatch(args: argparse.Namespace, out: TextIO) -> int:
         case "demo":
             return cmd_demo(args, out)
     raise AssertionError(args.command)  # pragma: no cover
-
-
-def _no_knobs(args: argparse.Namespace) -> None:
-    if args.sets:
-        raise CliError("--set is for transcripts: a metis store's knobs belong to metis dev")
 
 
 def cmd_open(workspace: Path) -> int:
