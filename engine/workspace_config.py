@@ -399,6 +399,14 @@ def _build(
     try:
         config = CompactionConfig(**knobs)
     except ConfigError as error:
+        cap = "compaction_hard_cap_tokens"
+        if error.knob == "compaction_threshold_tokens" and origins[error.knob].kind == DEFAULT:
+            # Only the hard cap was set, below the default threshold: name the line that did it.
+            raise fail(
+                cap,
+                f"{knobs[cap]} must be above compaction_threshold_tokens "
+                f"({CompactionConfig().compaction_threshold_tokens}, the default): set both",
+            ) from None
         raise fail(error.knob, str(error).split(": ", 1)[-1]) from None
     price_keys = [k for k in SETTABLE_KEYS if k.startswith("summarizer.price.")]
     price_values = {k.rsplit(".", 1)[1]: values[k] for k in price_keys if k in values}

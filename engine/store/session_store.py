@@ -205,16 +205,17 @@ class SessionStore:
         with self._read() as conn:
             return store_sql.read_snapshot(conn, self._session(conn, session_id))
 
-    def plan(self, session_id: str) -> TurnPlan:
+    def plan(self, session_id: str, config: CompactionConfig | None = None) -> TurnPlan:
         """What the trigger would do for this session now: `plan_turn` over its active history,
-        the same call the manager and the dashboard make (a cheaper shortcut once drifted)."""
+        the same call the manager and the dashboard make (a cheaper shortcut once drifted).
+        `config`: other knobs than the stored ones (the workspace's config.yaml on top)."""
         with self._read() as conn:
             info = self._session(conn, session_id)
             snap = store_sql.read_snapshot(conn, info)
         history = History(
             snap.messages, stable_prefix_end=snap.stable_prefix_end, tokens=snap.tokens
         )
-        return plan_turn(history, info.config, info.spent_usd)
+        return plan_turn(history, config or info.config, info.spent_usd)
 
     def view(self, session_id: str) -> SessionView:
         """Info, active history, compactions and the write log from one read transaction, so

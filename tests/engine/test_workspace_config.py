@@ -187,3 +187,11 @@ def test_summarizer_model_names_the_compaction_model_and_may_not_contradict_it(
     assert resolved.summarizer.import_path == "tests.plugins.acme:make"
     error = error_of(tmp_path, 'compaction_model: "local:extractive"\nsummarizer:\n  model: a:b\n')
     assert str(error).startswith(f"{config_path(tmp_path)}:3: summarizer.model: 'a:b' differs")
+
+
+def test_a_hard_cap_below_the_default_threshold_names_the_hard_caps_line(tmp_path: Path) -> None:
+    error = error_of(tmp_path, "# small\ncompaction_hard_cap_tokens: 2000\n")
+    assert str(error).startswith(
+        f"{config_path(tmp_path)}:2: compaction_hard_cap_tokens: 2000 must be above "
+        "compaction_threshold_tokens (30000, the default)"
+    )
