@@ -61,6 +61,7 @@ from engine.summarizers import (
     check_summarizer,
     make_summarizer,
 )
+from engine.summarizers.prompt import COMPACTION_SUMMARY_PROMPT_VERSION
 from engine.tokens import TokenCounter, estimate_message_tokens
 
 Trigger = Literal["threshold", "hard_cap", "manual"]
@@ -108,7 +109,7 @@ class SessionManager:
         compaction_preserve_recent_turns: int = 5,
         compaction_model: str = "anthropic:claude-haiku-4-5",
         compaction_max_cost_per_session_usd: Decimal = Decimal("0.20"),
-        compaction_summary_prompt_version: str = "1.0.0",
+        compaction_summary_prompt_version: str = COMPACTION_SUMMARY_PROMPT_VERSION,
         compaction_cache_max_rows: int = 1000,
         compaction_max_summary_tokens: int = 2_000,
         compaction_strategy: str = "summarize",

@@ -11,16 +11,18 @@ import pytest
 from engine.config import CompactionConfig, parse_budget
 from engine.errors import ConfigError
 from engine.manager import SessionManager
+from engine.summarizers.prompt import COMPACTION_SUMMARY_PROMPT_VERSION
 from tests.history_builders import RecordingSummarizer
 
-# §11, verbatim.
+# §11, verbatim but for the prompt version: §11 says "bump to force cache miss on a prompt
+# change", so its default moves with the prompt (1.0.0 when the spec was written; issue 18: 1.1.0).
 SPEC_DEFAULTS: dict[str, Any] = {
     "compaction_threshold_tokens": 30_000,
     "compaction_hard_cap_tokens": 80_000,
     "compaction_preserve_recent_turns": 5,
     "compaction_model": "anthropic:claude-haiku-4-5",
     "compaction_max_cost_per_session_usd": Decimal("0.20"),
-    "compaction_summary_prompt_version": "1.0.0",
+    "compaction_summary_prompt_version": COMPACTION_SUMMARY_PROMPT_VERSION,
     "compaction_cache_max_rows": 1000,
 }
 
