@@ -297,6 +297,11 @@ class ResolvedConfig(msgspec.Struct, frozen=True, kw_only=True):
             knob: getattr(self.config, knob) for knob in KNOBS if self.origins[knob].kind != DEFAULT
         }
 
+    def manager_kwargs(self) -> dict[str, Any]:
+        """SessionManager keyword arguments: every knob and the summarizer settings."""
+        knobs: dict[str, Any] = {knob: getattr(self.config, knob) for knob in KNOBS}
+        return {**knobs, "summarizer_settings": self.summarizer}
+
     def apply(self, stored: CompactionConfig) -> CompactionConfig:
         """A stored session's knobs with what the flags, environment and file set on top."""
         overrides = self.overrides()

@@ -195,3 +195,18 @@ def test_a_hard_cap_below_the_default_threshold_names_the_hard_caps_line(tmp_pat
         f"{config_path(tmp_path)}:2: compaction_hard_cap_tokens: 2000 must be above "
         "compaction_threshold_tokens (30000, the default)"
     )
+
+
+async def test_manager_kwargs_build_a_manager_with_the_files_model_and_settings(
+    tmp_path: Path,
+) -> None:
+    from engine.manager import SessionManager
+
+    write(tmp_path, FULL)
+    manager = SessionManager(
+        workspace=tmp_path, **resolve_config(tmp_path, environ={}).manager_kwargs()
+    )
+    assert manager.config == resolve_config(tmp_path, environ={}).config
+    assert manager.summarizer.name == "anthropic:qwen2.5:7b"
+    assert manager.summarizer.estimate_cost(10_000, 2_000) == 0  # the stated $0
+    await manager.aclose()
