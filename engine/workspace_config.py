@@ -29,6 +29,7 @@ from engine.summarizers.settings import StatedPrice, SummarizerSettings
 # own all `.metis/` paths; this constant moves there).
 CONFIG_FILE = Path(".metis") / "config.yaml"
 ENV_PREFIX = "METIS_"
+MAX_FILE_BYTES = 256 * 1024
 
 DEFAULT = "default"
 FILE = "file"
@@ -137,9 +138,16 @@ def read_config_file(path: Path) -> tuple[ConfigLayer, dict[str, int]]:
         return ConfigLayer(), {}
     except OSError as error:
         raise ConfigFileError("(file)", f"unreadable: {error.strerror}", where=str(path)) from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise ConfigFileError(
+            "(file)",
+            f"{len(raw):,} bytes; a config file is at most {MAX_FILE_BYTES:,}",
+            where=str(path),
+        )
     text = raw.decode("utf-8", errors="replace")
     if not text.strip():
         return ConfigLayer(), {}
+    _refuse_aliases(text, path)
     try:
         layer = msgspec.yaml.decode(raw, type=ConfigLayer)
     except msgspec.ValidationError as error:
@@ -156,6 +164,22 @@ def read_config_file(path: Path) -> tuple[ConfigLayer, dict[str, int]]:
         detail = re.sub(r"\s+", " ", detail).strip() or "not YAML"
         raise ConfigFileError("(YAML syntax)", detail, where=f"{path}:{line}") from None
     return layer, {key: _line_of(text, key) or 0 for key in _set_keys(layer)}
+
+
+def _refuse_aliases(text: str, path: Path) -> None:
+    """A file read back is untrusted: YAML aliases (`*name`) can expand a few lines into billions
+    of nodes, and a config has no use for them, so the first one is refused by its line."""
+    import yaml  # msgspec.yaml's own parser
+
+    try:
+        for token in yaml.scan(text, Loader=yaml.SafeLoader):
+            if isinstance(token, yaml.AliasToken):
+                line = token.start_mark.line + 1
+                raise ConfigFileError(
+                    "(YAML alias)", "aliases (*name) are not allowed here", where=f"{path}:{line}"
+                )
+    except yaml.YAMLError:
+        return  # the decoder reports the syntax error with its line
 
 
 def _key_of(message: str) -> tuple[str, str]:

@@ -210,3 +210,15 @@ async def test_manager_kwargs_build_a_manager_with_the_files_model_and_settings(
     assert manager.summarizer.name == "anthropic:qwen2.5:7b"
     assert manager.summarizer.estimate_cost(10_000, 2_000) == 0  # the stated $0
     await manager.aclose()
+
+
+def test_yaml_aliases_are_refused_by_their_line(tmp_path: Path) -> None:
+    """A file read back is untrusted: an alias bomb is refused before it is expanded."""
+    bomb = 'a: &a ["x", "x"]\nb: &b [*a, *a]\nc: [*b, *b]\n'
+    error = error_of(tmp_path, bomb)
+    assert str(error).startswith(f"{config_path(tmp_path)}:2: (YAML alias): ")
+
+
+def test_an_oversized_file_is_refused(tmp_path: Path) -> None:
+    error = error_of(tmp_path, "# " + "x" * 300_000 + "\n")
+    assert "a config file is at most" in str(error)
