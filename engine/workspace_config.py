@@ -329,7 +329,19 @@ class ResolvedConfig(msgspec.Struct, frozen=True, kw_only=True):
     def apply(self, stored: CompactionConfig) -> CompactionConfig:
         """A stored session's knobs with what the flags, environment and file set on top."""
         overrides = self.overrides()
-        return msgspec.structs.replace(stored, **overrides) if overrides else stored
+        if not overrides:
+            return stored
+        try:
+            return msgspec.structs.replace(stored, **overrides)
+        except ConfigError as error:
+            # A set knob that clashes with one the session keeps (a hard cap set below the
+            # session's own threshold): name the line, variable or flag that set it.
+            knob = error.knob if error.knob in overrides else next(iter(overrides))
+            origin = self.origins[knob]
+            detail = str(error).split(": ", 1)[-1]
+            raise ConfigFileError(
+                error.knob, f"{detail} (with this session's own knobs)", where=origin.where
+            ) from None
 
     def origins_for(self, stored: CompactionConfig | None) -> dict[str, Origin]:
         """Where each value of `apply(stored)` comes from: a knob nothing set is the session's."""

@@ -281,9 +281,10 @@ def cmd_compact(
     settings = resolve_config(workspace, flags=flags)
     with open_store(workspace) as store:
         try:
-            store.session_info(session_id)
+            info = store.session_info(session_id)
         except StoreError as error:
             raise CliError(str(error)) from None
+        settings.apply(info.config)  # a set knob clashing with the session's: named, up front
         # A dry run writes nothing: it peeks at an existing cache and never creates one.
         cache_path = store.cache_path
         cache = CompactionCache(cache_path) if not dry_run or cache_path.exists() else None

@@ -81,6 +81,12 @@ class StoreSource:
 
     # -- the workspace's settings (.metis/config.yaml, METIS_*) -------------------------------
 
+    def _applied(self, stored: CompactionConfig) -> CompactionConfig:
+        try:
+            return self.settings().apply(stored)
+        except ConfigError as error:
+            raise SourceUnavailable(str(error)) from None
+
     def settings(self) -> ResolvedConfig:
         """Read again only when the file changed; a bad file is the source's problem, shown
         in the banner with its file, line and key, until it is fixed."""
@@ -172,7 +178,7 @@ class StoreSource:
     def _session_row(self, info: Any) -> SessionRow:
         """The engine's plan for the session (SessionStore.plan -> plan_turn): the list and the
         dashboard ask the same function, so they agree on the trigger."""
-        config, count = self.settings().apply(info.config), info.message_count
+        config, count = self._applied(info.config), info.message_count
         decision = self._feed().plan(info.session_id, config).decision
         pending = decision.pending_history_tokens
         return SessionRow(
@@ -198,7 +204,7 @@ class StoreSource:
             snapshot.messages, stable_prefix_end=snapshot.stable_prefix_end, tokens=snapshot.tokens
         )
         settings = self.settings()
-        config = settings.apply(info.config)
+        config = self._applied(info.config)
         return SessionData(
             session_id=session_id,
             title=info.title or session_id,

@@ -222,3 +222,15 @@ def test_yaml_aliases_are_refused_by_their_line(tmp_path: Path) -> None:
 def test_an_oversized_file_is_refused(tmp_path: Path) -> None:
     error = error_of(tmp_path, "# " + "x" * 300_000 + "\n")
     assert "a config file is at most" in str(error)
+
+
+def test_a_set_knob_that_clashes_with_a_sessions_own_names_where_it_was_set(
+    tmp_path: Path,
+) -> None:
+    path = write(tmp_path, "compaction_hard_cap_tokens: 50000\n")
+    resolved = resolve_config(tmp_path, environ={})
+    stored = CompactionConfig(compaction_threshold_tokens=60_000, compaction_hard_cap_tokens=90_000)
+    with pytest.raises(ConfigFileError) as raised:
+        resolved.apply(stored)
+    assert str(raised.value).startswith(f"{path}:1: compaction_threshold_tokens: 60000 must be")
+    assert "this session's own knobs" in str(raised.value)
