@@ -461,7 +461,13 @@ def _build(
             price = StatedPrice(**price_values)
         except ConfigError as error:
             raise fail(error.knob, str(error).split(": ", 1)[-1]) from None
-    settings_args: dict[str, Any] = {"model": config.compaction_model, "price": price}
+    # The settings serve the model named here (by compaction_model or summarizer.model); with no
+    # model named anywhere they serve whichever model a session has.
+    named = origins["compaction_model"].kind != DEFAULT
+    settings_args: dict[str, Any] = {
+        "model": config.compaction_model if named else None,
+        "price": price,
+    }
     for key in ("import", "options", "base_url", "timeout_s"):
         if f"summarizer.{key}" in values:
             settings_args[_attr(SummarizerSettings, key)] = values[f"summarizer.{key}"]

@@ -234,3 +234,21 @@ def test_a_set_knob_that_clashes_with_a_sessions_own_names_where_it_was_set(
         resolved.apply(stored)
     assert str(raised.value).startswith(f"{path}:1: compaction_threshold_tokens: 60000 must be")
     assert "this session's own knobs" in str(raised.value)
+
+
+def test_with_no_model_named_the_summarizer_settings_serve_each_sessions_model(
+    tmp_path: Path,
+) -> None:
+    from engine.summarizers import make_summarizer
+
+    write(tmp_path, 'summarizer:\n  import: "tests.plugins.acme:make"\n')
+    resolved = resolve_config(tmp_path, environ={})
+    assert resolved.summarizer.model is None
+    assert make_summarizer("acme:small", resolved.summarizer).name == "acme:small"
+    write(
+        tmp_path,
+        'compaction_model: "acme:small"\nsummarizer:\n  import: "tests.plugins.acme:make"\n',
+    )
+    named = resolve_config(tmp_path, environ={})
+    assert named.summarizer.model == "acme:small"
+    assert make_summarizer("local:extractive", named.summarizer).name == "local:extractive"
