@@ -24,7 +24,7 @@ from typing import TextIO
 
 from engine import ConfigError
 from engine.store import SessionStore, StoreError, store_path
-from engine.workspace_config import parse_flags
+from engine.workspace_config import parse_flags, resolve_config
 from metis_compaction_tui.cli import exit_codes
 from metis_compaction_tui.cli.cache import cmd_cache
 from metis_compaction_tui.cli.commands import CliError, cmd_compact, cmd_status, cmd_undo
@@ -188,8 +188,9 @@ def _simulation_flags(p: argparse.ArgumentParser, *, pace: float) -> None:
     )
     p.add_argument(
         "--model",
-        default=LOCAL_MODEL,
-        help=f"compaction model ({LOCAL_MODEL}); anthropic:<model> needs ANTHROPIC_API_KEY",
+        default=None,
+        help=f"compaction model (over METIS_COMPACTION_MODEL and .metis/config.yaml; else "
+        f"{LOCAL_MODEL}); anthropic:<model> needs ANTHROPIC_API_KEY",
     )
     p.add_argument("--quiet", "-q", action="store_true", help="do not log each compaction")
 
@@ -282,8 +283,14 @@ def cmd_open(workspace: Path) -> int:
 
 
 def _simulator(args: argparse.Namespace, workspace: Path, out: TextIO) -> Simulator:
-    if args.model != LOCAL_MODEL and not os.environ.get("ANTHROPIC_API_KEY"):
-        raise CliError(f"--model {args.model}: set ANTHROPIC_API_KEY (or use {LOCAL_MODEL})")
+    # The simulated metis dev reads the workspace's settings as metis dev would: --model over
+    # METIS_* over .metis/config.yaml over the demo's own knobs and the offline model.
+    settings = resolve_config(workspace)
+    overrides = settings.overrides()
+    model = args.model or overrides.pop("compaction_model", LOCAL_MODEL)
+    overrides.pop("compaction_model", None)
+    if model.startswith("anthropic:") and not os.environ.get("ANTHROPIC_API_KEY"):
+        raise CliError(f"model {model}: set ANTHROPIC_API_KEY (or use {LOCAL_MODEL})")
 
     def log(line: str) -> None:
         out.write(line + "\n")
@@ -294,9 +301,11 @@ def _simulator(args: argparse.Namespace, workspace: Path, out: TextIO) -> Simula
         pace=args.pace,
         turns=args.turns,
         seed=args.seed,
-        model=args.model,
+        model=model,
         reruns=args.reruns,
+        knobs=overrides,
         log=None if args.quiet else log,
+        summarizer_settings=settings.summarizer,
     )
 
 
@@ -342,7 +351,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     command = [
         sys.executable, "-m", "metis_compaction_tui.cli", "simulate", str(workspace),
         "--pace", str(args.pace), "--turns", str(args.turns), "--seed", str(args.seed),
-        "--reruns", str(args.reruns), "--model", args.model,
+        "--reruns", str(args.reruns), *(["--model", args.model] if args.model else []),
     ]  # fmt: skip
     with log_path.open("w") as log:
         writer = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)

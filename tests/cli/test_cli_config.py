@@ -152,3 +152,25 @@ def test_config_errors_name_file_line_and_key_in_one_line(
     code, _, err = run(capsys, "status", str(ws))
     assert code == 2 and err.count("\n") == 1
     assert f"{ws / '.metis' / 'config.yaml'}:{line}: {words}" in err
+
+
+def test_simulate_runs_the_workspaces_own_summarizer_and_knobs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The simulated metis dev reads config.yaml as metis dev would: the model and its adapter
+    from the file, a knob from the file over the demo's own."""
+    (tmp_path / ".metis").mkdir()
+    (tmp_path / ".metis" / "config.yaml").write_text(
+        'compaction_model: "acme:small"\ncompaction_preserve_recent_turns: 4\n'
+        'summarizer:\n  import: "tests.plugins.acme:make"\n'
+    )
+    before = len(acme.CALLS)
+    argv = ["simulate", str(tmp_path), "--pace", "0", "--turns", "12", "--reruns", "0", "-q"]
+    code, _, err = run(capsys, *argv)
+    assert code == 0, err
+    assert len(acme.CALLS) > before and set(acme.CALLS[before:]) == {"acme:small"}
+    with SessionStore.open(tmp_path, create=False) as store:
+        (info,) = store.list_sessions()
+        assert info.config.compaction_model == "acme:small"
+        assert info.config.compaction_preserve_recent_turns == 4
+        assert "ACME SUMMARY" in store.snapshot(info.session_id).messages[0].text()
