@@ -7,7 +7,7 @@ from pathlib import Path
 
 from engine.config import CompactionConfig
 from engine.store import SessionStore
-from metis_compaction_tui.screens.compact_now import CompactNowScreen
+from metis_compaction_tui.screens.compact_now import CompactNowScreen, preview_facts
 from metis_compaction_tui.screens.settings import SettingsScreen, settings_text
 from metis_compaction_tui.widgets.store_banner import StoreBanner
 from metis_compaction_tui.widgets.trigger_panel import TriggerPanel
@@ -81,6 +81,8 @@ async def test_the_settings_screen_and_compact_now_use_the_workspace_config(
         await pilot.pause()
         assert screen.state == "ready", screen.state
         assert screen.preview is not None and screen.preview.model == "acme:small"
+        assert screen.price_origin == "the summarizer's own"
+        assert "(the summarizer's own)" in preview_facts(screen.preview, screen.price_origin).plain
         await pilot.press("enter")
         await wait_workers(app)
         await pilot.pause()
