@@ -233,7 +233,8 @@ class SessionStore:
     ) -> SessionManager:
         """A SessionManager over the session as stored now (history, token counts, knobs, spend,
         revision), persisting here and caching in <workspace>/.metis/. Overrides are §11 knobs
-        (not saved: see update_config) or `bus`, `token_counter`, `clock`, `cache`."""
+        (not saved: see update_config) or `bus`, `token_counter`, `clock`, `cache`,
+        `summarizer_settings` (the workspace's: engine.workspace_config)."""
         passthrough = {
             k: knob_overrides.pop(k) for k in _MANAGER_PASSTHROUGH if k in knob_overrides
         }
