@@ -58,7 +58,14 @@ from engine.policy.splice import (
 )
 from engine.policy.strategies import StrategyPlan, fold_start, masked_span, plan_strategy
 from engine.policy.trigger import TriggerAction
-from engine.summarizers import Summarizer, SummarizerError, SummaryRequest, make_summarizer
+from engine.summarizers import (
+    Summarizer,
+    SummarizerError,
+    SummarizerSettings,
+    SummaryRequest,
+    check_summarizer,
+    make_summarizer,
+)
 from engine.tokens import TokenCounter, estimate_message_tokens
 
 Trigger = Literal["threshold", "hard_cap", "manual"]
@@ -110,6 +117,7 @@ class ManagerDeps:
 
     workspace: Path | None = None
     summarizer: Summarizer | None = None
+    summarizer_settings: SummarizerSettings | None = None  # import path, endpoint, stated price
     token_counter: TokenCounter | None = None
     cache: CompactionCache | None = None
     persistence: SessionPersistence | None = None
@@ -156,12 +164,26 @@ class SessionManager:
             counter=deps.token_counter or estimate_message_tokens,
         )
         model = self.config.compaction_model
-        if deps.summarizer is not None and deps.summarizer.name != model:
-            raise ConfigError(
-                "compaction_model",
-                f"the summarizer given serves {deps.summarizer.name!r}, not {model!r}",
-            )
-        self._summarizer = deps.summarizer
+        summarizer = deps.summarizer
+        if summarizer is not None:
+            # Any object meeting the Summarizer protocol, under any model name: its own.
+            if not isinstance(summarizer, Summarizer):
+                raise ConfigError(
+                    "compaction_model",
+                    f"a {type(summarizer).__name__} does not meet the Summarizer protocol "
+                    "(name, summarize, estimate_cost, aclose)",
+                )
+            if summarizer.name != model:
+                raise ConfigError(
+                    "compaction_model",
+                    f"the summarizer given serves {summarizer.name!r}, not {model!r}",
+                )
+        else:
+            # No summarizer is made yet (no client until a compaction needs one), but a model
+            # nothing can serve, or an unpriced one, fails here rather than mid-turn.
+            check_summarizer(model, deps.summarizer_settings)
+        self._summarizer = summarizer
+        self.summarizer_settings = deps.summarizer_settings or SummarizerSettings()
         cache = deps.cache
         if cache is None and deps.workspace is not None:
             cache = CompactionCache(
@@ -199,7 +221,9 @@ class SessionManager:
     @property
     def summarizer(self) -> Summarizer:
         if self._summarizer is None:
-            self._summarizer = make_summarizer(self.config.compaction_model)
+            self._summarizer = make_summarizer(
+                self.config.compaction_model, self.summarizer_settings
+            )
         return self._summarizer
 
     def sync(self) -> bool:

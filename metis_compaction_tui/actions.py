@@ -126,6 +126,14 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "w",
         footer=False,
     ),
+    ActionSpec(
+        "settings",
+        "Settings",
+        "Each knob and summarizer setting, and where it came from",
+        "app",
+        "s",
+        footer=False,
+    ),
     ActionSpec("reload", "Reload", "Read the store again now", "app", "r", footer=False),
     ActionSpec("help", "Help", "Keys and what each view shows", "app", "question_mark,f1", "?"),
     ActionSpec(

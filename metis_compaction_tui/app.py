@@ -33,6 +33,7 @@ from metis_compaction_tui.screens.confirm import ConfirmScreen
 from metis_compaction_tui.screens.help import HelpScreen
 from metis_compaction_tui.screens.knobs import KnobsScreen
 from metis_compaction_tui.screens.message_detail import MessageDetailScreen
+from metis_compaction_tui.screens.settings import SettingsScreen
 from metis_compaction_tui.screens.summary_detail import SummaryDetailScreen
 from metis_compaction_tui.signals import install_exit_signals
 from metis_compaction_tui.sources.base import (
@@ -424,6 +425,12 @@ class MetisInspector(App[int]):
 
     def action_reload(self) -> None:
         self._poke_feed(reload=True)
+
+    def action_settings(self) -> None:
+        if self.data is None:
+            self.notify("no session loaded yet", severity="warning")
+            return
+        self.push_screen(SettingsScreen(self.data))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())

@@ -74,7 +74,7 @@ __all__ = [
     "store_path",
 ]
 
-_MANAGER_PASSTHROUGH = ("bus", "token_counter", "clock", "cache")
+_MANAGER_PASSTHROUGH = ("bus", "token_counter", "clock", "cache", "summarizer_settings")
 _NO_END = 2**62
 
 
@@ -250,9 +250,10 @@ class SessionStore:
         with self._read() as conn:
             return store_sql.read_snapshot(conn, self._session(conn, session_id))
 
-    def plan(self, session_id: str) -> TurnPlan:
+    def plan(self, session_id: str, config: CompactionConfig | None = None) -> TurnPlan:
         """What the trigger would do for this session now: `plan_turn` over its active history,
-        the same call the manager and the dashboard make (a cheaper shortcut once drifted)."""
+        the same call the manager and the dashboard make (a cheaper shortcut once drifted).
+        `config`: other knobs than the stored ones (the workspace's config.yaml on top)."""
         with self._read() as conn:
             info = self._session(conn, session_id)
             if reads_tool_output(info.config.compaction_strategy):
@@ -262,7 +263,7 @@ class SessionStore:
                 )
             else:  # no body decoded: the list plans every session on each refresh
                 history = store_sql.read_plan_history(conn, info)
-        return plan_turn(history, info.config, info.spent_usd)
+        return plan_turn(history, config or info.config, info.spent_usd)
 
     def view(self, session_id: str) -> SessionView:
         """Info, active history, compactions and the write log from one read transaction, so
@@ -280,7 +281,8 @@ class SessionStore:
     ) -> SessionManager:
         """A SessionManager over the session as stored now (history, token counts, knobs, spend,
         revision), persisting here and caching in <workspace>/.metis/. Overrides are §11 knobs
-        (not saved: see update_config) or `bus`, `token_counter`, `clock`, `cache`."""
+        (not saved: see update_config) or `bus`, `token_counter`, `clock`, `cache`,
+        `summarizer_settings` (the workspace's: engine.workspace_config)."""
         passthrough = {
             k: knob_overrides.pop(k) for k in _MANAGER_PASSTHROUGH if k in knob_overrides
         }

@@ -1,4 +1,6 @@
-"""Summarizers by `compaction_model` name: `anthropic:<model>` and `local:extractive`."""
+"""Summarizers by `compaction_model` name: `anthropic:<model>` (the table's price or one the user
+states, any Anthropic-compatible endpoint), `local:extractive`, or any object meeting the
+`Summarizer` protocol, injected directly or through an import path in the settings."""
 
 from __future__ import annotations
 
@@ -11,35 +13,114 @@ from engine.summarizers.base import (
     SummaryResult,
 )
 from engine.summarizers.extractive import ExtractiveSummarizer
+from engine.summarizers.pricing import ModelPrice, price_for
+from engine.summarizers.settings import (
+    PRICE_LOCAL,
+    PRICE_NONE,
+    PRICE_OWN,
+    PRICE_STATED,
+    PRICE_TABLE,
+    StatedPrice,
+    SummarizerSettings,
+)
+
+ANTHROPIC_PREFIX = "anthropic:"
 
 
 def make_summarizer(
-    model: str, *, api_key: str | None = None, base_url: str | None = None, timeout_s: float = 60.0
+    model: str,
+    settings: SummarizerSettings | None = None,
+    *,
+    api_key: str | None = None,
+    base_url: str | None = None,
+    timeout_s: float | None = None,
 ) -> Summarizer:
-    """The summarizer `model` names. A named model is never silently swapped for the local one."""
+    """The summarizer `model` names. A named model is never silently swapped for another one:
+    what cannot be served raises ConfigError."""
+    chosen = (settings or SummarizerSettings()).for_model(model)
+    if chosen.import_path is not None:
+        from engine.summarizers.plugin import summarizer_from_factory
+
+        return summarizer_from_factory(chosen.import_path, model, chosen.options)
     if model == ExtractiveSummarizer.name:
         return ExtractiveSummarizer()
-    if model.startswith("anthropic:"):
+    if model.startswith(ANTHROPIC_PREFIX):
         from engine.summarizers.anthropic_summarizer import AnthropicSummarizer
 
+        return AnthropicSummarizer(
+            model.removeprefix(ANTHROPIC_PREFIX),
+            api_key=api_key,
+            base_url=base_url or chosen.base_url,
+            timeout_s=timeout_s or chosen.timeout_s,
+            price=model_price(model, chosen),
+        )
+    raise ConfigError("compaction_model", _unserved(model))
+
+
+def check_summarizer(model: str, settings: SummarizerSettings | None = None) -> None:
+    """What make_summarizer would refuse, refused now (no client made, no call): a manager fails
+    at construction, not at its first compaction mid-turn."""
+    chosen = (settings or SummarizerSettings()).for_model(model)
+    if chosen.import_path is not None:
+        from engine.summarizers.plugin import load_factory
+
+        load_factory(chosen.import_path)
+    elif model.startswith(ANTHROPIC_PREFIX):
+        model_price(model, chosen)
+    elif model != ExtractiveSummarizer.name:
+        raise ConfigError("compaction_model", _unserved(model))
+
+
+def model_price(model: str, settings: SummarizerSettings | None = None) -> ModelPrice:
+    """The stated price if the user gave one for `model`, else the price table's."""
+    chosen = (settings or SummarizerSettings()).for_model(model)
+    bare = model.removeprefix(ANTHROPIC_PREFIX)
+    if chosen.price is not None:
+        return chosen.price.model_price(bare)
+    try:
+        return price_for(bare)
+    except KeyError as error:
+        raise ConfigError("compaction_model", str(error.args[0])) from None
+
+
+def price_origin(model: str, settings: SummarizerSettings | None = None) -> str:
+    """Where the price of `model`'s calls comes from, in the words the app and CLI show."""
+    chosen = (settings or SummarizerSettings()).for_model(model)
+    if chosen.import_path is not None:
+        return PRICE_OWN
+    if model == ExtractiveSummarizer.name:
+        return PRICE_LOCAL
+    if chosen.price is not None:
+        return f"{PRICE_STATED} ($0)" if chosen.price.is_zero else PRICE_STATED
+    if model.startswith(ANTHROPIC_PREFIX):
         try:
-            return AnthropicSummarizer(
-                model.removeprefix("anthropic:"),
-                api_key=api_key,
-                base_url=base_url,
-                timeout_s=timeout_s,
-            )
-        except KeyError as error:
-            raise ConfigError("compaction_model", str(error.args[0])) from None
-    raise ConfigError("compaction_model", f"{model!r}: no summarizer serves this model")
+            price_for(model)
+        except KeyError:
+            return PRICE_NONE
+        return PRICE_TABLE
+    return PRICE_NONE
+
+
+def _unserved(model: str) -> str:
+    return (
+        f"{model!r}: no summarizer serves this model; built in are "
+        f"{ANTHROPIC_PREFIX}<model> and {ExtractiveSummarizer.name}; any other name needs a "
+        "summarizer passed to SessionManager(summarizer=...) or summarizer.import in "
+        ".metis/config.yaml"
+    )
 
 
 __all__ = [
     "ErrorClass",
     "ExtractiveSummarizer",
+    "StatedPrice",
     "Summarizer",
     "SummarizerError",
+    "SummarizerSettings",
     "SummaryRequest",
     "SummaryResult",
+    "check_summarizer",
     "make_summarizer",
+    "model_price",
+    "price_origin",
 ]

@@ -72,14 +72,17 @@ class AnthropicSummarizer:
         max_retries: int = 2,
         trim_tool_output_tokens: int = TRIM_TOOL_OUTPUT_TOKENS,
         session_prefix: SessionPrefix | None = None,
+        price: ModelPrice | None = None,
     ) -> None:
         self.model = model
         self.name = f"anthropic:{model}"
         # engine.summarizers.request: the cheaper call (trimmed outputs, the cached prefix).
         self.trim_tool_output_tokens = trim_tool_output_tokens
         self.session_prefix = session_prefix
-        # An unpriced model fails here, before any call is billed without a cost to report.
-        self._price: ModelPrice = price_for(model)
+        # An unpriced model fails here, before any call is billed without a cost to report;
+        # `price` is one the user stated for a model the table does not list (a compatible
+        # endpoint, a local model at 0).
+        self._price: ModelPrice = price if price is not None else price_for(model)
         self._timeout_s = timeout_s
         self._max_retries = max_retries
         # The SDK's own resolution for api_key=None, needed to send the key as x-api-key and to

@@ -26,15 +26,34 @@ class ModelPrice(msgspec.Struct, frozen=True):
     cache_read_per_mtok: Decimal
 
 
-def _price(model: str, input_per_mtok: str, output_per_mtok: str) -> ModelPrice:
-    input_price = Decimal(input_per_mtok)
+def price_from_rates(
+    model: str,
+    input_per_mtok: Decimal,
+    output_per_mtok: Decimal,
+    *,
+    cache_write_per_mtok: Decimal | None = None,
+    cache_read_per_mtok: Decimal | None = None,
+) -> ModelPrice:
+    """A price from its input and output rates; unset cache rates follow the 1.25x / 0.1x rule."""
     return ModelPrice(
         model=model,
-        input_per_mtok=input_price,
-        output_per_mtok=Decimal(output_per_mtok),
-        cache_write_per_mtok=input_price * _CACHE_WRITE_FACTOR,
-        cache_read_per_mtok=input_price * _CACHE_READ_FACTOR,
+        input_per_mtok=input_per_mtok,
+        output_per_mtok=output_per_mtok,
+        cache_write_per_mtok=(
+            input_per_mtok * _CACHE_WRITE_FACTOR
+            if cache_write_per_mtok is None
+            else cache_write_per_mtok
+        ),
+        cache_read_per_mtok=(
+            input_per_mtok * _CACHE_READ_FACTOR
+            if cache_read_per_mtok is None
+            else cache_read_per_mtok
+        ),
     )
+
+
+def _price(model: str, input_per_mtok: str, output_per_mtok: str) -> ModelPrice:
+    return price_from_rates(model, Decimal(input_per_mtok), Decimal(output_per_mtok))
 
 
 PRICES: dict[str, ModelPrice] = {
@@ -57,7 +76,10 @@ def price_for(model: str) -> ModelPrice:
     price = PRICES.get(bare) or PRICES.get(_SNAPSHOT_SUFFIX.sub("", bare))
     if price is None:
         known = ", ".join(sorted(PRICES))
-        raise KeyError(f"no price known for Anthropic model {model!r} (priced models: {known})")
+        raise KeyError(
+            f"no price known for Anthropic model {model!r} (priced models: {known}); state its "
+            "price in summarizer.price (input_per_mtok, output_per_mtok; 0 for a local model)"
+        )
     return price
 
 

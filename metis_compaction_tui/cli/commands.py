@@ -29,6 +29,8 @@ from engine import (
 from engine.savings import compaction_savings
 from engine.store import SCHEMA_VERSION, SessionInfo, SessionStore, StoreError, UndoRefused
 from engine.store.rows import StoredCompaction
+from engine.summarizers import price_origin
+from engine.workspace_config import DEFAULT, ResolvedConfig, resolve_config
 from metis_compaction_tui.cli import exit_codes
 from metis_compaction_tui.cli.output import emit_json, one_line, warn
 
@@ -111,8 +113,12 @@ def span_json(span: SpanPlan) -> dict[str, int]:
     }
 
 
-def session_status(store: SessionStore, info: SessionInfo) -> dict[str, Any]:
-    """One stored session's status (docs/cli-json.md)."""
+def session_status(
+    store: SessionStore, info: SessionInfo, settings: ResolvedConfig | None = None
+) -> dict[str, Any]:
+    """One stored session's status (docs/cli-json.md): its stored knobs, with what the flags,
+    environment and .metis/config.yaml set on top (`settings`), and where each came from."""
+    config = info.config if settings is None else settings.apply(info.config)
     snapshot = store.snapshot(info.session_id)
     history = History(
         snapshot.messages, stable_prefix_end=snapshot.stable_prefix_end, tokens=snapshot.tokens
@@ -136,7 +142,11 @@ def session_status(store: SessionStore, info: SessionInfo) -> dict[str, Any]:
         "last_seq": info.last_seq,
         "created_at_ms": info.created_at_ms,
         "updated_at_ms": info.updated_at_ms,
-        **plan_status(history, info.config, info.spent_usd),
+        **plan_status(history, config, info.spent_usd),
+        "price_origin": price_origin(
+            config.compaction_model, None if settings is None else settings.summarizer
+        ),
+        "config": None if settings is None else settings.to_json(info.config),
         "compactions_in_effect": sum(not c.undone for c in compactions),
         "compactions_undone": sum(c.undone for c in compactions),
         "last_compaction": last_compaction_json(compactions),
@@ -169,9 +179,12 @@ def last_compaction_json(compactions: list[StoredCompaction]) -> dict[str, Any] 
     }
 
 
-def cmd_status(workspace: Path, as_json: bool, out: TextIO) -> int:
+def cmd_status(
+    workspace: Path, as_json: bool, out: TextIO, flags: dict[str, str] | None = None
+) -> int:
+    settings = resolve_config(workspace, flags=flags)
     with open_store(workspace) as store:
-        sessions = [session_status(store, info) for info in store.list_sessions()]
+        sessions = [session_status(store, info, settings) for info in store.list_sessions()]
         if as_json:
             emit_json(
                 {
@@ -179,15 +192,28 @@ def cmd_status(workspace: Path, as_json: bool, out: TextIO) -> int:
                     "workspace": str(workspace),
                     "store": str(store.path),
                     "schema_version": SCHEMA_VERSION,
+                    "config_file": str(settings.path),
+                    "config_file_found": settings.file_found,
+                    "config": settings.to_json(),
                     "sessions": sessions,
                 },
                 out,
             )
             return 0
         out.write(f"{store.path} (schema {SCHEMA_VERSION}): {len(sessions)} session(s)\n")
+    write_settings_text(settings, out)
     for s in sessions:
         write_status_text(s, out)
     return 0
+
+
+def write_settings_text(settings: ResolvedConfig, out: TextIO) -> None:
+    """What the flags, environment and workspace file set, each with where it came from."""
+    found = "" if settings.file_found else " (absent)"
+    out.write(f"config     {one_line(str(settings.path))}{found}\n")
+    for key, value, origin in settings.describe():
+        if settings.origins[key].kind != DEFAULT:
+            out.write(f"  {key} = {one_line(value)}  ({one_line(origin)})\n")
 
 
 def write_status_text(s: dict[str, Any], out: TextIO) -> None:
@@ -200,6 +226,7 @@ def write_status_text(s: dict[str, Any], out: TextIO) -> None:
         else "no compactable span"
     )
     exhausted = " (exhausted)" if s["budget_exhausted"] else ""
+    price = f", {s['price_origin']}" if s.get("price_origin") else ""
     stored = (
         f", revision {s['revision']}, {s['compactions_in_effect']} compaction(s) in effect"
         if "revision" in s
@@ -216,7 +243,7 @@ def write_status_text(s: dict[str, Any], out: TextIO) -> None:
         f"  trigger    {s['decision']['explain']}\n"
         f"  strategy   {strategy_text(s['strategy'])}\n"
         f"  spend      ${s['spent_usd']} of ${s['budget_usd']} budget{exhausted} "
-        f"({one_line(s['model'])})\n"
+        f"({one_line(s['model'])}{price})\n"
     )
     if s.get("last_compaction"):
         out.write(f"  last       {last_text(s['last_compaction'])}\n")
@@ -258,7 +285,9 @@ def cmd_compact(
     instructions: str | None,
     as_json: bool,
     out: TextIO,
+    flags: dict[str, str] | None = None,
 ) -> int:
+    settings = resolve_config(workspace, flags=flags)
     with open_store(workspace) as store:
         try:
             info = store.session_info(session_id)
@@ -266,6 +295,7 @@ def cmd_compact(
                 store.verify(session_id)  # never write to a corrupt store (finding 5)
         except StoreError as error:
             raise CliError(str(error)) from None
+        settings.apply(info.config)  # a set knob clashing with the session's: named, up front
         # A dry run writes nothing: it peeks at an existing cache and never creates one.
         cache_path = store.cache_path
         # The session's own LRU bound (finding 6: the default 1000 was used).
@@ -275,7 +305,11 @@ def cmd_compact(
             if not dry_run or cache_path.exists()
             else None
         )
-        manager = store.manager(session_id, cache=cache)
+        # The session's knobs with what flags, environment and config.yaml set on top, and the
+        # workspace's summarizer settings (import path, endpoint, stated price) for its model.
+        manager = store.manager(
+            session_id, cache=cache, summarizer_settings=settings.summarizer, **settings.overrides()
+        )
         try:
             return asyncio.run(compact_or_preview(manager, dry_run, instructions, as_json, out))
         finally:
@@ -298,6 +332,7 @@ async def compact_or_preview(
             "span": span_json(span),
             "pending_history_tokens": span.pending_history_tokens,
             "model": preview.model,
+            "price_origin": price_origin(preview.model, manager.summarizer_settings),
             "cache_key": preview.cache_key,
             "cache_hit": preview.cache_hit,
             "estimated_cost_usd": str(preview.estimated_cost_usd),
@@ -344,7 +379,8 @@ async def compact_or_preview(
         f"slid back {s['slid_back_by']}\n"
         f"  cache      {'hit' if summary['cache_hit'] else 'miss'} "
         f"{one_line(summary['cache_key'][:16])}\n"
-        f"  cost       ${cost}{' estimated' if dry_run else ''} with {one_line(summary['model'])}; "
+        f"  cost       ${cost}{' estimated' if dry_run else ''} with {one_line(summary['model'])} "
+        f"({summary['price_origin']}); "
         f"spent ${summary['spent_usd']} of ${summary['budget_usd']}\n"
     )
     if not dry_run:

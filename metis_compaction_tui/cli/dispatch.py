@@ -28,6 +28,7 @@ from engine.errors import NothingToCompact
 from engine.layout import simulator_log_path
 from engine.row_check import BadRow
 from engine.store import SessionStore, StoreError, store_path
+from engine.workspace_config import parse_flags, resolve_config
 from metis_compaction_tui.cli import exit_codes
 from metis_compaction_tui.cli.cache import cmd_cache
 from metis_compaction_tui.cli.commands import CliError, cmd_compact, cmd_status, cmd_undo
@@ -82,7 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="KNOB=VALUE",
         dest="sets",
-        help="transcripts only: a what-if knob, e.g. threshold_tokens=150000 (repeatable)",
+        help="a knob or summarizer setting, e.g. threshold_tokens=150000 or "
+        "summarizer.base_url=http://127.0.0.1:4000 (repeatable; over METIS_* and "
+        ".metis/config.yaml; on a store, applies to this run only and is never saved)",
     )
     knob_flags.add_argument(
         "--limit",
@@ -224,8 +227,9 @@ def _simulation_flags(p: argparse.ArgumentParser, *, pace: float) -> None:
     )
     p.add_argument(
         "--model",
-        default=LOCAL_MODEL,
-        help=f"compaction model ({LOCAL_MODEL}); anthropic:<model> needs ANTHROPIC_API_KEY",
+        default=None,
+        help=f"compaction model (over METIS_COMPACTION_MODEL and .metis/config.yaml; else "
+        f"{LOCAL_MODEL}); anthropic:<model> needs ANTHROPIC_API_KEY",
     )
     p.add_argument("--quiet", "-q", action="store_true", help="do not log each compaction")
 
@@ -282,16 +286,20 @@ def _dispatch(args: argparse.Namespace, out: TextIO) -> int:
         case "status":
             if is_transcript_path(args.workspace):
                 return cmd_transcript_status(args.workspace, args.sets, args.limit, args.json, out)
-            _no_knobs(args)
-            return cmd_status(args.workspace, args.json, out)
+            return cmd_status(args.workspace, args.json, out, parse_flags(args.sets))
         case "compact":
             if Path(args.session).is_file():
                 return cmd_transcript_compact(
                     Path(args.session), args.dry_run, args.instructions, args.sets, args.json, out
                 )
-            _no_knobs(args)
             return cmd_compact(
-                args.workspace, args.session, args.dry_run, args.instructions, args.json, out
+                args.workspace,
+                args.session,
+                args.dry_run,
+                args.instructions,
+                args.json,
+                out,
+                parse_flags(args.sets),
             )
         case "undo":
             return cmd_undo(args.workspace, args.session, args.json, out)
@@ -305,11 +313,6 @@ def _dispatch(args: argparse.Namespace, out: TextIO) -> int:
         case "demo":
             return cmd_demo(args, out)
     raise AssertionError(args.command)  # pragma: no cover
-
-
-def _no_knobs(args: argparse.Namespace) -> None:
-    if args.sets:
-        raise CliError("--set is for transcripts: a metis store's knobs belong to metis dev")
 
 
 def cmd_open(workspace: Path) -> int:
@@ -329,8 +332,14 @@ def cmd_open(workspace: Path) -> int:
 
 
 def _simulator(args: argparse.Namespace, workspace: Path, out: TextIO) -> Simulator:
-    if args.model != LOCAL_MODEL and not os.environ.get("ANTHROPIC_API_KEY"):
-        raise CliError(f"--model {args.model}: set ANTHROPIC_API_KEY (or use {LOCAL_MODEL})")
+    # The simulated metis dev reads the workspace's settings as metis dev would: --model over
+    # METIS_* over .metis/config.yaml over the demo's own knobs and the offline model.
+    settings = resolve_config(workspace)
+    overrides = settings.overrides()
+    model = args.model or overrides.pop("compaction_model", LOCAL_MODEL)
+    overrides.pop("compaction_model", None)
+    if model.startswith("anthropic:") and not os.environ.get("ANTHROPIC_API_KEY"):
+        raise CliError(f"model {model}: set ANTHROPIC_API_KEY (or use {LOCAL_MODEL})")
 
     def log(line: str) -> None:
         out.write(line + "\n")
@@ -341,9 +350,11 @@ def _simulator(args: argparse.Namespace, workspace: Path, out: TextIO) -> Simula
         pace=args.pace,
         turns=args.turns,
         seed=args.seed,
-        model=args.model,
+        model=model,
         reruns=args.reruns,
+        knobs=overrides,
         log=None if args.quiet else log,
+        summarizer_settings=settings.summarizer,
     )
 
 
@@ -389,7 +400,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     command = [
         sys.executable, "-m", "metis_compaction_tui.cli", "simulate", str(workspace),
         "--pace", str(args.pace), "--turns", str(args.turns), "--seed", str(args.seed),
-        "--reruns", str(args.reruns), "--model", args.model,
+        "--reruns", str(args.reruns), *(["--model", args.model] if args.model else []),
     ]  # fmt: skip
     with log_path.open("w") as log:
         writer = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)

@@ -35,6 +35,7 @@ from engine import (
 )
 from engine.store import SessionStore
 from engine.summarizers.pricing import cost_of, price_for
+from engine.summarizers.settings import SummarizerSettings
 from metis_compaction_tui.demo.workload import scripted_session
 
 LOCAL_MODEL = "local:extractive"
@@ -112,6 +113,7 @@ class Simulator:
         notional_pricing: bool | None = None,
         session_prefix: str = "sim",
         log: Log | None = None,
+        summarizer_settings: SummarizerSettings | None = None,
     ) -> None:
         self.workspace = Path(workspace)
         self.pace = pace
@@ -128,6 +130,8 @@ class Simulator:
             else (notional_pricing and model == LOCAL_MODEL)
         )
         self.session_prefix = session_prefix
+        # The workspace's summarizer settings (an imported factory, an endpoint, a stated price).
+        self.summarizer_settings = summarizer_settings
         self._log = log or (lambda line: None)
         self.report = SimulationReport(workspace=str(self.workspace))
 
@@ -160,7 +164,11 @@ class Simulator:
         store.create_session(session_id, config=self.config, title=self._title(run))
         self.report.sessions.append(session_id)
         self._log(f"session {session_id}: {self._title(run)}")
-        manager = store.manager(session_id, summarizer=self._summarizer())
+        manager = store.manager(
+            session_id,
+            summarizer=self._summarizer(),
+            summarizer_settings=self.summarizer_settings,
+        )
         try:
             for number, turn in enumerate(scripted_session(self.seed, self.turns), start=1):
                 if stop.is_set():

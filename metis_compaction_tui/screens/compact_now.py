@@ -32,6 +32,8 @@ from engine import (
 )
 from engine.messages import ToolResultContentBlock
 from engine.policy.strategies import is_masked
+from engine.summarizers import price_origin
+from engine.summarizers.settings import PRICE_LOCAL, PRICE_TABLE
 from metis_compaction_tui.actions import bindings_for
 from metis_compaction_tui.safe_text import safe_text
 from metis_compaction_tui.sources.base import ActionRefused, SessionSource, SourceUnavailable
@@ -51,7 +53,7 @@ def problem_text(error: Exception) -> str:
     return f"{type(error).__name__}: {error}"
 
 
-def preview_facts(preview: CompactionPreview) -> Text:
+def preview_facts(preview: CompactionPreview, price_origin: str = "") -> Text:
     span = preview.span
     text = Text(end="")
 
@@ -87,7 +89,12 @@ def preview_facts(preview: CompactionPreview) -> Text:
         fact("cache", "HIT: the summary is already cached, no call, cost $0", "bold")
     else:
         fact("cache", "miss: the model will be called")
-    fact("estimated cost", f"≤ {money(preview.estimated_cost_usd)}")
+    # A stated price, or a summarizer's own, is named; the table's and the offline $0 go unsaid.
+    named = price_origin and price_origin not in (PRICE_TABLE, PRICE_LOCAL)
+    fact(
+        "estimated cost",
+        f"≤ {money(preview.estimated_cost_usd)}" + (f" ({price_origin})" if named else ""),
+    )
     fact("budget", f"{money(preview.spent_usd)} of {money(preview.budget_usd)} spent")
     text.append(f"{'cache key':>14}  ", style="bold")
     text.append(preview.cache_key, style="dim")
@@ -150,6 +157,7 @@ class CompactNowScreen(ModalScreen[CompactionOutcome | None]):
         self.preview: CompactionPreview | None = None
         self.prepared: PreparedCompaction | None = None
         self.outcome: CompactionOutcome | None = None
+        self.price_origin = ""  # where the model's price comes from, once previewed
         self._started = 0.0
         self._ticker: Timer | None = None
 
@@ -230,6 +238,9 @@ class CompactNowScreen(ModalScreen[CompactionOutcome | None]):
         try:
             with self.source.managing(self.session_id) as manager:
                 preview = manager.preview(None)
+                self.price_origin = price_origin(
+                    manager.config.compaction_model, getattr(manager, "summarizer_settings", None)
+                )
         except Exception as error:  # e.g. a summarizer that cannot be made (no key, bad model)
             self.app.call_from_thread(self._failed, problem_text(error))
             return
@@ -248,7 +259,7 @@ class CompactNowScreen(ModalScreen[CompactionOutcome | None]):
             )
             self._set_state("nothing")
             return
-        self.query_one("#cn-preview", Static).update(preview_facts(preview))
+        self.query_one("#cn-preview", Static).update(preview_facts(preview, self.price_origin))
         self._result(Text(""))
         self._set_state("ready")
 

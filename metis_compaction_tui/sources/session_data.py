@@ -163,6 +163,11 @@ class SessionData:
     source_label: str = ""
     read_only: bool = False  # no compact now, no undo
     agent: AgentView | None = None  # a recorded transcript: the agent's side
+    # (key, value, origin) of each knob and summarizer setting (engine.workspace_config), and
+    # where the model's price comes from; empty: the source has no workspace settings.
+    settings_rows: list[tuple[str, str, str]] = field(default_factory=list)
+    settings_file: str = ""
+    price_origin: str = ""
     _plan: TurnPlan | None = field(default=None, init=False, repr=False)
 
     @classmethod

@@ -16,8 +16,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine import CompactionConfig, History, SessionManager
-from engine.layout import cache_path, file_identity, store_path
+from engine import CompactionConfig, ConfigError, History, SessionManager
+from engine.layout import cache_path, config_path, file_identity, store_path
+from engine.summarizers import price_origin
+from engine.workspace_config import ResolvedConfig, resolve_config
 from metis_compaction_tui.sources.base import (
     ActionRefused,
     SessionRow,
@@ -67,6 +69,34 @@ class StoreSource:
         self._tailer: Any = None
         self._waiter: CommitWaiter | None = None
         self._lock = threading.Lock()
+        self._settings: tuple[object, ResolvedConfig] | None = None
+
+    # -- the workspace's settings (.metis/config.yaml, METIS_*) -------------------------------
+
+    def _applied(self, stored: CompactionConfig) -> CompactionConfig:
+        try:
+            return self.settings().apply(stored)
+        except ConfigError as error:
+            raise SourceUnavailable(str(error)) from None
+
+    def settings(self) -> ResolvedConfig:
+        """Read again only when the file changed; a bad file is the source's problem, shown
+        in the banner with its file, line and key, until it is fixed."""
+        path = config_path(self.workspace)
+        try:
+            stat = os.stat(path)
+            stamp: object = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+        except OSError:
+            stamp = None
+        cached = self._settings
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        try:
+            resolved = resolve_config(self.workspace)
+        except ConfigError as error:
+            raise SourceUnavailable(str(error)) from None
+        self._settings = (stamp, resolved)
+        return resolved
 
     # -- connections -------------------------------------------------------------------------
 
@@ -141,8 +171,8 @@ class StoreSource:
     def _session_row(self, info: Any) -> SessionRow:
         """The engine's plan for the session (SessionStore.plan -> plan_turn): the list and the
         dashboard ask the same function, so they agree on the trigger."""
-        config, count = info.config, info.message_count
-        decision = self._feed().plan(info.session_id).decision
+        config, count = self._applied(info.config), info.message_count
+        decision = self._feed().plan(info.session_id, config).decision
         pending = decision.pending_history_tokens
         return SessionRow(
             info.session_id,
@@ -166,11 +196,16 @@ class StoreSource:
         history = History(
             snapshot.messages, stable_prefix_end=snapshot.stable_prefix_end, tokens=snapshot.tokens
         )
+        settings = self.settings()
+        config = self._applied(info.config)
         return SessionData(
             session_id=session_id,
             title=info.title or session_id,
             history=history,
-            config=info.config,
+            config=config,
+            settings_rows=settings.describe(info.config),
+            settings_file=str(settings.path) + ("" if settings.file_found else " (absent)"),
+            price_origin=price_origin(config.compaction_model, settings.summarizer),
             spent_usd=snapshot.spent_usd,
             revision=snapshot.revision,
             compactions=compactions,
@@ -235,8 +270,13 @@ class StoreSource:
 
     @contextmanager
     def managing(self, session_id: str) -> Iterator[SessionManager]:
+        settings = self.settings()
         with self._short_store() as store:
-            manager = store.manager(session_id)
+            # The workspace's knobs on top of the session's, and its summarizer settings (an
+            # imported factory, a compatible endpoint, a stated price) for the model.
+            manager = store.manager(
+                session_id, summarizer_settings=settings.summarizer, **settings.overrides()
+            )
             try:
                 yield manager
             finally:

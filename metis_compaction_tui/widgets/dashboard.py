@@ -80,7 +80,10 @@ class Dashboard(Vertical):
         )
         last = data.latest_compaction()
         self.query_one(TriggerPanel).set_plan(
-            plan, config.compaction_model, last.record if last is not None else None
+            plan,
+            config.compaction_model,
+            last.record if last is not None else None,
+            data.price_origin,
         )
         self.query_one(AgentPanel).set_view(data.agent)
         self.messages.agent_summaries = data.agent.summary_ids if data.agent else frozenset()

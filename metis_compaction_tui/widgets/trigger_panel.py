@@ -18,6 +18,7 @@ from textual.widget import Widget
 
 from engine import CompactionRecord, TriggerAction, TriggerReason, TurnPlan
 from engine.savings import compaction_savings
+from engine.summarizers.settings import PRICE_LOCAL, PRICE_TABLE
 from metis_compaction_tui.sources.session_data import money, short_tokens
 from metis_compaction_tui.widgets.fit import first_fitting, lines
 
@@ -61,9 +62,17 @@ class TriggerPanel(Widget):
         self.plan: TurnPlan | None = None
         self.model = ""
         self.last: CompactionRecord | None = None
+        self.price_origin = ""
 
-    def set_plan(self, plan: TurnPlan, model: str, last: CompactionRecord | None = None) -> None:
+    def set_plan(
+        self,
+        plan: TurnPlan,
+        model: str,
+        last: CompactionRecord | None = None,
+        price_origin: str = "",
+    ) -> None:
         self.plan, self.model, self.last = plan, model, last
+        self.price_origin = price_origin
         self.refresh()
 
     def render(self) -> Text:
@@ -159,6 +168,10 @@ class TriggerPanel(Widget):
             model_note = self.model
             if self.model.startswith("local:"):
                 model_note += " (offline)"
+            # The table's price and the offline $0 go unsaid; a price the user stated, or a
+            # summarizer's own, is named (issue 18: where each price came from).
+            if self.price_origin and self.price_origin not in (PRICE_TABLE, PRICE_LOCAL):
+                model_note += f" ({self.price_origin})"
             text.append(model_note, style("trigger--model"))
         for note in notes or ():
             text.append(f" · {note}", style("trigger--explain"))

@@ -82,6 +82,12 @@ class LastCompaction(Strict):
     priced_at: str | None
 
 
+class Setting(Strict):
+    value: str
+    origin: str  # default | file | environment | flag | session
+    where: str
+
+
 class SessionStatus(Strict):
     session_id: str
     title: str
@@ -106,6 +112,8 @@ class SessionStatus(Strict):
     spent_usd: str
     budget_usd: str
     budget_exhausted: bool
+    price_origin: str
+    config: dict[str, Setting]
     compactions_in_effect: int
     compactions_undone: int
     last_compaction: LastCompaction | None
@@ -116,6 +124,9 @@ class Status(Strict):
     workspace: str
     store: str
     schema_version: int
+    config_file: str
+    config_file_found: bool
+    config: dict[str, Setting]
     sessions: list[SessionStatus]
 
 

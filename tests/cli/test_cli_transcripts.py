@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import msgspec
@@ -156,14 +157,23 @@ def test_bad_transcript_input_is_one_line_naming_what_is_wrong(
     assert message in err and err.count("\n") == 1
 
 
-def test_store_commands_refuse_what_if_knobs(
+def test_store_commands_take_set_as_a_flag_never_saved(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Issue 18: on a store, --set is the highest-precedence config layer for this run only."""
     from engine.store import SessionStore
 
-    SessionStore.open(tmp_path, create=True).close()
-    code, _, err = run(capsys, "status", str(tmp_path), "--set", "threshold_tokens=1")
-    assert code == 2 and "--set is for transcripts" in err
+    with SessionStore.open(tmp_path, create=True) as store:
+        store.create_session("s1")
+    code, out, _ = run(capsys, "status", str(tmp_path), "--json", "--set", "hard_cap_tokens=90000")
+    assert code == 0
+    (session,) = json.loads(out)["sessions"]
+    assert session["hard_cap_tokens"] == 90_000
+    assert session["config"]["compaction_hard_cap_tokens"]["origin"] == "flag"
+    with SessionStore.open(tmp_path, create=False) as store:
+        assert store.session_info("s1").config.compaction_hard_cap_tokens == 80_000
+    code, _, err = run(capsys, "status", str(tmp_path), "--set", "threshold_tokens=1x")
+    assert code == 2 and "--set compaction_threshold_tokens" in err
 
 
 def test_inspect_with_no_path_looks_in_the_agents_default_folders(

@@ -34,7 +34,7 @@ from engine.policy.trigger import TriggerAction, TriggerReason
 from engine.summarizers.anthropic_summarizer import AnthropicSummarizer
 from engine.summarizers.base import ErrorClass
 from engine.summarizers.pricing import cost_of, price_for
-from engine.summarizers.prompt import SYSTEM_PROMPT
+from engine.summarizers.prompt import COMPACTION_SUMMARY_PROMPT_VERSION, SYSTEM_PROMPT
 from tests.history_builders import (
     LOCAL,
     FailingSummarizer,
@@ -698,7 +698,7 @@ async def test_manual_instructions_change_the_key_and_none_keeps_the_spec_key(
     spec_key = compute_cache_key(
         history[plain.span.start : plain.span.compaction_watermark],
         summarization_model=LOCAL,
-        summarization_prompt_version="1.0.0",
+        summarization_prompt_version=COMPACTION_SUMMARY_PROMPT_VERSION,
         summarization_max_tokens=manager.config.compaction_max_summary_tokens,
     )
     assert plain.cache_key == spec_key

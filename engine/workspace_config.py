@@ -1,0 +1,475 @@
+"""`<workspace>/.metis/config.yaml` (§11: where operators tune a workspace), resolved with the
+environment and command-line flags into the knobs and summarizer settings, each with its origin.
+
+Precedence, highest first: a flag (`--set KEY=VALUE`) > the environment (`METIS_<KEY>`, dots as
+underscores, e.g. METIS_COMPACTION_THRESHOLD_TOKENS, METIS_SUMMARIZER_BASE_URL,
+METIS_SUMMARIZER_PRICE_INPUT_PER_MTOK) > the workspace file > the default. A knob nothing sets
+keeps the session's own stored value where there is a session (`ResolvedConfig.apply`).
+
+The file is read with `msgspec.yaml` into typed structs that refuse unknown keys; every error is a
+`ConfigFileError` naming the file, the line and the key (or the variable or the flag).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from engine.config import CompactionConfig
+from engine.errors import ConfigError
+from engine.layout import config_path
+from engine.summarizers.settings import StatedPrice, SummarizerSettings
+
+ENV_PREFIX = "METIS_"
+MAX_FILE_BYTES = 256 * 1024
+
+DEFAULT = "default"
+FILE = "file"
+ENVIRONMENT = "environment"
+FLAG = "flag"
+SESSION = "session"  # a stored session's own knob, which nothing above overrode
+
+
+# -- the file's shape: every key optional, none unknown --------------------------------------
+
+
+class _PriceLayer(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    input_per_mtok: Decimal | None = None
+    output_per_mtok: Decimal | None = None
+    cache_write_per_mtok: Decimal | None = None
+    cache_read_per_mtok: Decimal | None = None
+
+
+class _SummarizerLayer(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    model: str | None = None  # the model these settings serve; the same as compaction_model
+    import_path: str | None = msgspec.field(default=None, name="import")
+    options: dict[str, str | int | float | bool] | None = None
+    base_url: str | None = None
+    price: _PriceLayer | None = None
+    timeout_s: float | None = None
+
+
+class ConfigLayer(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """What one source (the file, the environment, the flags) sets; None: not set here."""
+
+    compaction_threshold_tokens: int | None = None
+    compaction_hard_cap_tokens: int | None = None
+    compaction_preserve_recent_turns: int | None = None
+    compaction_model: str | None = None
+    compaction_max_cost_per_session_usd: Decimal | None = None
+    compaction_summary_prompt_version: str | None = None
+    compaction_cache_max_rows: int | None = None
+    compaction_max_summary_tokens: int | None = None
+    compaction_strategy: str | None = None
+    summarizer: _SummarizerLayer | None = None
+
+
+def _keys(struct_type: type[msgspec.Struct], prefix: str = "") -> list[str]:
+    """Every settable key, dotted ("summarizer.price.input_per_mtok")."""
+    keys: list[str] = []
+    for field in msgspec.structs.fields(struct_type):
+        name = prefix + field.encode_name
+        inner = _struct_in(field.type)
+        keys += _keys(inner, name + ".") if inner is not None else [name]
+    return keys
+
+
+def _struct_in(annotation: Any) -> type[msgspec.Struct] | None:
+    for candidate in getattr(annotation, "__args__", (annotation,)):
+        if isinstance(candidate, type) and issubclass(candidate, msgspec.Struct):
+            return candidate
+    return None
+
+
+KNOBS: tuple[str, ...] = CompactionConfig.__struct_fields__
+SETTABLE_KEYS: tuple[str, ...] = tuple(k for k in _keys(ConfigLayer) if k != "summarizer.options")
+
+
+def env_name(key: str) -> str:
+    return ENV_PREFIX + key.replace(".", "_").upper()
+
+
+# -- where a value came from --------------------------------------------------------------------
+
+
+class Origin(msgspec.Struct, frozen=True):
+    kind: str  # default | file | environment | flag | session
+    where: str = ""  # "<file>:<line>", "METIS_X", "--set x"
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.where}".strip()
+
+
+class ConfigFileError(ConfigError):
+    """A bad value in a config source; the message names the file and line (or the variable or
+    the flag) and the key."""
+
+    def __init__(self, key: str, detail: str, *, where: str) -> None:
+        ValueError.__init__(self, f"{where}: {key}: {detail}")
+        self.knob = key
+        self.where = where
+        self.detail = detail
+
+
+# -- reading the file ---------------------------------------------------------------------------
+
+_AT_PATH = re.compile(r" - at `\$((?:\.[^`.\[]+|\[\d+\])*)`$")
+_UNKNOWN = re.compile(r"Object contains unknown field `([^`]+)`")
+_YAML_LINE = re.compile(r"line (\d+), column (\d+)")
+
+
+def read_config_file(path: Path) -> tuple[ConfigLayer, dict[str, int]]:
+    """The file's layer and the line (1-based) of each key it sets; an absent file sets nothing."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return ConfigLayer(), {}
+    except OSError as error:
+        raise ConfigFileError("(file)", f"unreadable: {error.strerror}", where=str(path)) from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise ConfigFileError(
+            "(file)",
+            f"{len(raw):,} bytes; a config file is at most {MAX_FILE_BYTES:,}",
+            where=str(path),
+        )
+    text = raw.decode("utf-8", errors="replace")
+    if not text.strip():
+        return ConfigLayer(), {}
+    _refuse_aliases(text, path)
+    try:
+        layer = msgspec.yaml.decode(raw, type=ConfigLayer)
+    except msgspec.ValidationError as error:
+        key, detail = _key_of(str(error))
+        line = _line_of(text, key)
+        raise ConfigFileError(
+            key or "(top level)", detail, where=f"{path}:{line}" if line else str(path)
+        ) from None
+    except msgspec.DecodeError as error:  # YAML syntax: the parser says where
+        message = str(error)
+        lines = _YAML_LINE.findall(message)
+        line = lines[-1][0] if lines else "?"
+        detail = re.sub(r'\s*in "<[a-z ]+>", line \d+, column \d+', "", message)
+        detail = re.sub(r"\s+", " ", detail).strip() or "not YAML"
+        raise ConfigFileError("(YAML syntax)", detail, where=f"{path}:{line}") from None
+    return layer, {key: _line_of(text, key) or 0 for key in _set_keys(layer)}
+
+
+def _refuse_aliases(text: str, path: Path) -> None:
+    """A file read back is untrusted: YAML aliases (`*name`) can expand a few lines into billions
+    of nodes, and a config has no use for them, so the first one is refused by its line."""
+    import yaml  # msgspec.yaml's own parser
+
+    try:
+        for token in yaml.scan(text, Loader=yaml.SafeLoader):
+            if isinstance(token, yaml.AliasToken):
+                line = token.start_mark.line + 1
+                raise ConfigFileError(
+                    "(YAML alias)", "aliases (*name) are not allowed here", where=f"{path}:{line}"
+                )
+    except yaml.YAMLError:
+        return  # the decoder reports the syntax error with its line
+
+
+def _key_of(message: str) -> tuple[str, str]:
+    """The dotted key a msgspec ValidationError is about, and its words without the path."""
+    at = _AT_PATH.search(message)
+    path = at.group(1).lstrip(".") if at else ""
+    detail = message[: at.start()] if at else message
+    unknown = _UNKNOWN.search(detail)
+    if unknown:
+        name = unknown.group(1)
+        parent = f"{path}." if path else ""
+        siblings = sorted(
+            {
+                parent + k[len(parent) :].split(".")[0]
+                for k in _keys(ConfigLayer)
+                if k.startswith(parent)
+            }
+        )
+        return parent + name, f"unknown key; the keys here are {', '.join(siblings)}"
+    return path, detail.replace(" | null", "")
+
+
+def _line_of(text: str, key: str) -> int | None:
+    """The 1-based line where the dotted `key` is written, found in the YAML's node tree."""
+    if not key:
+        return None
+    import yaml  # msgspec.yaml's own parser
+
+    try:
+        node: Any = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return None
+    line: int | None = None
+    for part in key.split("."):
+        if not isinstance(node, yaml.MappingNode):
+            return line
+        for key_node, value_node in node.value:
+            if getattr(key_node, "value", None) == part:
+                line, node = key_node.start_mark.line + 1, value_node
+                break
+        else:
+            return line
+    return line
+
+
+def _set_keys(layer: msgspec.Struct, prefix: str = "") -> list[str]:
+    keys: list[str] = []
+    for field in msgspec.structs.fields(type(layer)):
+        value = getattr(layer, field.name)
+        if value is None:
+            continue
+        name = prefix + field.encode_name
+        if isinstance(value, msgspec.Struct):
+            keys += _set_keys(value, name + ".")
+        else:
+            keys.append(name)
+    return keys
+
+
+def _flat(layer: msgspec.Struct) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for key in _set_keys(layer):
+        target: Any = layer
+        for part in key.split("."):
+            target = getattr(target, _attr(type(target), part))
+        values[key] = target
+    return values
+
+
+def _attr(struct_type: type[msgspec.Struct], encode_name: str) -> str:
+    for field in msgspec.structs.fields(struct_type):
+        if field.encode_name == encode_name:
+            return field.name
+    raise KeyError(encode_name)
+
+
+# -- the environment and flags: text, converted by the same structs -------------------------------
+
+
+def _text_layer(values: Mapping[str, str], where: Mapping[str, str]) -> ConfigLayer:
+    """Dotted keys with text values (from METIS_* or --set) as a ConfigLayer; errors name their
+    variable or flag."""
+    nested: dict[str, Any] = {}
+    for key, text in values.items():
+        target = nested
+        *parents, last = key.split(".")
+        for part in parents:
+            target = target.setdefault(part, {})
+        target[last] = text
+    try:
+        return msgspec.convert(nested, ConfigLayer, strict=False)
+    except msgspec.ValidationError as error:
+        key, detail = _key_of(str(error))
+        raise ConfigFileError(key, detail, where=where.get(key, "?")) from None
+
+
+def environment_values(environ: Mapping[str, str]) -> dict[str, str]:
+    return {key: environ[env_name(key)] for key in SETTABLE_KEYS if env_name(key) in environ}
+
+
+def flag_key(name: str) -> str:
+    """A flag's key as typed: a knob may leave off its `compaction_` prefix."""
+    name = name.strip()
+    if name in SETTABLE_KEYS or name == "summarizer.options":
+        return name
+    if f"compaction_{name}" in SETTABLE_KEYS:
+        return f"compaction_{name}"
+    raise ConfigFileError(
+        name, f"no such setting; the settings are {', '.join(SETTABLE_KEYS)}", where="--set"
+    )
+
+
+def parse_flags(sets: list[str] | tuple[str, ...]) -> dict[str, str]:
+    """`--set KEY=VALUE` (repeatable) as dotted keys and text values."""
+    values: dict[str, str] = {}
+    for item in sets:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise ConfigFileError(item, "expected KEY=VALUE", where="--set")
+        values[flag_key(name)] = value.strip()
+    return values
+
+
+# -- resolving ------------------------------------------------------------------------------------
+
+
+class ResolvedConfig(msgspec.Struct, frozen=True, kw_only=True):
+    """The workspace's knobs and summarizer settings, and where each value came from."""
+
+    path: Path
+    file_found: bool
+    config: CompactionConfig
+    summarizer: SummarizerSettings
+    origins: dict[str, Origin]  # by dotted key: every knob, every summarizer setting
+
+    def overrides(self) -> dict[str, Any]:
+        """The knobs something set (flag, environment, file): what they change in a session."""
+        return {
+            knob: getattr(self.config, knob) for knob in KNOBS if self.origins[knob].kind != DEFAULT
+        }
+
+    def manager_kwargs(self) -> dict[str, Any]:
+        """SessionManager keyword arguments: every knob and the summarizer settings."""
+        knobs: dict[str, Any] = {knob: getattr(self.config, knob) for knob in KNOBS}
+        return {**knobs, "summarizer_settings": self.summarizer}
+
+    def apply(self, stored: CompactionConfig) -> CompactionConfig:
+        """A stored session's knobs with what the flags, environment and file set on top."""
+        overrides = self.overrides()
+        if not overrides:
+            return stored
+        try:
+            return msgspec.structs.replace(stored, **overrides)
+        except ConfigError as error:
+            # A set knob that clashes with one the session keeps (a hard cap set below the
+            # session's own threshold): name the line, variable or flag that set it.
+            knob = error.knob if error.knob in overrides else next(iter(overrides))
+            origin = self.origins[knob]
+            detail = str(error).split(": ", 1)[-1]
+            raise ConfigFileError(
+                error.knob, f"{detail} (with this session's own knobs)", where=origin.where
+            ) from None
+
+    def origins_for(self, stored: CompactionConfig | None) -> dict[str, Origin]:
+        """Where each value of `apply(stored)` comes from: a knob nothing set is the session's."""
+        if stored is None:
+            return dict(self.origins)
+        return {
+            key: Origin(SESSION) if key in KNOBS and origin.kind == DEFAULT else origin
+            for key, origin in self.origins.items()
+        }
+
+    def describe(self, stored: CompactionConfig | None = None) -> list[tuple[str, str, str]]:
+        """(key, value as text, origin as text) for each knob and summarizer setting."""
+        config = self.config if stored is None else self.apply(stored)
+        origins = self.origins_for(stored)
+        rows: list[tuple[str, str, str]] = []
+        for key in (*KNOBS, *(k for k in SETTABLE_KEYS if k.startswith("summarizer."))):
+            if key == "summarizer.model":
+                continue  # the same as compaction_model
+            value = getattr(config, key) if key in KNOBS else self._summarizer_value(key)
+            rows.append((key, "-" if value is None else str(value), str(origins[key])))
+        return rows
+
+    def _summarizer_value(self, key: str) -> object:
+        settings = self.summarizer
+        if key.startswith("summarizer.price."):
+            price = settings.price
+            return None if price is None else getattr(price, key.rsplit(".", 1)[1])
+        return getattr(settings, _attr(SummarizerSettings, key.removeprefix("summarizer.")))
+
+    def to_json(self, stored: CompactionConfig | None = None) -> dict[str, Any]:
+        """{key: {"value": ..., "origin": kind, "where": ...}} (docs/cli-json.md)."""
+        return {
+            key: {"value": value, "origin": origin.split(" ", 1)[0], "where": _where(origin)}
+            for key, value, origin in self.describe(stored)
+        }
+
+
+def _where(origin: str) -> str:
+    return origin.split(" ", 1)[1] if " " in origin else ""
+
+
+def resolve_config(
+    workspace: Path,
+    *,
+    flags: Mapping[str, str] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> ResolvedConfig:
+    """The knobs and summarizer settings for `workspace`: flag > environment > file > default.
+    `flags` are dotted keys with text values (parse_flags); `environ` defaults to os.environ."""
+    path = config_path(workspace)
+    file_layer, lines = read_config_file(path)
+    env_values = environment_values(os.environ if environ is None else environ)
+    flag_values = dict(flags or {})
+    layers: list[tuple[dict[str, Any], dict[str, Origin]]] = [
+        (_flat(file_layer), {k: Origin(FILE, f"{path}:{lines.get(k, 0)}") for k in lines}),
+        (
+            _flat(_text_layer(env_values, {k: env_name(k) for k in env_values})),
+            {k: Origin(ENVIRONMENT, env_name(k)) for k in env_values},
+        ),
+        (
+            _flat(_text_layer(flag_values, {k: f"--set {k}" for k in flag_values})),
+            {k: Origin(FLAG, f"--set {k}") for k in flag_values},
+        ),
+    ]
+    values: dict[str, Any] = {}
+    origins: dict[str, Origin] = {key: Origin(DEFAULT) for key in SETTABLE_KEYS}
+    for layer_values, layer_origins in layers:  # lowest first: each later one wins
+        for key, value in layer_values.items():
+            values[key] = value
+            origins[key] = layer_origins.get(key, Origin(FILE, str(path)))
+    return _build(path, path.exists(), values, origins)
+
+
+def _build(
+    path: Path, found: bool, values: dict[str, Any], origins: dict[str, Origin]
+) -> ResolvedConfig:
+    def fail(key: str, detail: str) -> ConfigFileError:
+        origin = origins.get(key, Origin(DEFAULT))
+        return ConfigFileError(key, detail, where=origin.where or origin.kind)
+
+    model = values.get("compaction_model")
+    served = values.get("summarizer.model")
+    if served is not None:
+        if model is None:  # `summarizer: {model: ...}` alone names the compaction model
+            values["compaction_model"], origins["compaction_model"] = (
+                served,
+                origins["summarizer.model"],
+            )
+        elif served != model:
+            raise fail(
+                "summarizer.model",
+                f"{served!r} differs from compaction_model {model!r} "
+                f"({origins['compaction_model']}); the settings serve one model: give one name",
+            )
+    knobs = {knob: values[knob] for knob in KNOBS if knob in values}
+    try:
+        config = CompactionConfig(**knobs)
+    except ConfigError as error:
+        cap = "compaction_hard_cap_tokens"
+        if error.knob == "compaction_threshold_tokens" and origins[error.knob].kind == DEFAULT:
+            # Only the hard cap was set, below the default threshold: name the line that did it.
+            raise fail(
+                cap,
+                f"{knobs[cap]} must be above compaction_threshold_tokens "
+                f"({CompactionConfig().compaction_threshold_tokens}, the default): set both",
+            ) from None
+        raise fail(error.knob, str(error).split(": ", 1)[-1]) from None
+    price_keys = [k for k in SETTABLE_KEYS if k.startswith("summarizer.price.")]
+    price_values = {k.rsplit(".", 1)[1]: values[k] for k in price_keys if k in values}
+    price: StatedPrice | None = None
+    if price_values:
+        for needed in ("input_per_mtok", "output_per_mtok"):
+            if needed not in price_values:
+                some = next(k for k in price_keys if k in values)
+                raise fail(some, f"a stated price needs summarizer.price.{needed} too")
+        try:
+            price = StatedPrice(**price_values)
+        except ConfigError as error:
+            raise fail(error.knob, str(error).split(": ", 1)[-1]) from None
+    # The settings serve the model named here (by compaction_model or summarizer.model); with no
+    # model named anywhere they serve whichever model a session has.
+    named = origins["compaction_model"].kind != DEFAULT
+    settings_args: dict[str, Any] = {
+        "model": config.compaction_model if named else None,
+        "price": price,
+    }
+    for key in ("import", "options", "base_url", "timeout_s"):
+        if f"summarizer.{key}" in values:
+            settings_args[_attr(SummarizerSettings, key)] = values[f"summarizer.{key}"]
+    try:
+        settings = SummarizerSettings(**settings_args)
+    except ConfigError as error:
+        raise fail(error.knob, str(error).split(": ", 1)[-1]) from None
+    origins.setdefault("summarizer.options", Origin(DEFAULT))
+    return ResolvedConfig(
+        path=path, file_found=found, config=config, summarizer=settings, origins=origins
+    )

@@ -1,0 +1,111 @@
+"""Issue 18 in the app: a custom summarizer named by .metis/config.yaml compacts through the
+compact-now screen, and the settings screen says where each value came from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from engine.config import CompactionConfig
+from engine.store import SessionStore
+from metis_compaction_tui.screens.compact_now import CompactNowScreen, preview_facts
+from metis_compaction_tui.screens.settings import SettingsScreen, settings_text
+from metis_compaction_tui.widgets.store_banner import StoreBanner
+from metis_compaction_tui.widgets.trigger_panel import TriggerPanel
+from tests.app.app_helpers import SIZE, loaded, make_app, wait_until, wait_workers
+from tests.history_builders import tool_session
+from tests.plugins import acme
+
+CONFIG = """\
+# the team's own summarizer, by import path
+compaction_model: "acme:small"
+compaction_hard_cap_tokens: 2000
+compaction_threshold_tokens: 300
+summarizer:
+  import: "tests.plugins.acme:make"
+  options:
+    fee_usd: "0.005"
+"""
+
+
+def row(key: str, value: str, origin: str) -> str:
+    """A settings row as the screen lays it out (keys padded to the longest one's width)."""
+    return f"{key:<37}  {value}  ({origin})"
+
+
+def acme_workspace(tmp_path: Path) -> Path:
+    knobs = {"compaction_threshold_tokens": 300, "compaction_preserve_recent_turns": 2}
+    with SessionStore.open(tmp_path, create=True) as store:
+        store.create_session(
+            "s1",
+            title="acme session",
+            config=CompactionConfig(
+                compaction_model="acme:small", compaction_hard_cap_tokens=1_500, **knobs
+            ),
+        )
+        for message in tool_session(6, size=300):
+            store.append_message("s1", message, 100)
+    (tmp_path / ".metis" / "config.yaml").write_text(CONFIG)
+    return tmp_path
+
+
+async def test_the_settings_screen_and_compact_now_use_the_workspace_config(
+    tmp_path: Path,
+) -> None:
+    workspace = acme_workspace(tmp_path)
+    config_file = workspace / ".metis" / "config.yaml"
+    app = make_app(workspace)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot, app, "s1")
+        data = app.data
+        assert data is not None
+        assert data.config.compaction_hard_cap_tokens == 2_000  # the file over the stored 1,500
+        assert data.price_origin == "the summarizer's own"
+        assert "acme:small (the summarizer's own)" in app.query_one(TriggerPanel).render().plain
+        await pilot.press("s")
+        await pilot.pause()
+        assert isinstance(app.screen, SettingsScreen)
+        shown = settings_text(app.screen.data).plain
+        assert row("compaction_hard_cap_tokens", "2000", f"file {config_file}:3") in shown
+        assert row("compaction_preserve_recent_turns", "2", "session") in shown
+        assert row("summarizer.import", "tests.plugins.acme:make", f"file {config_file}:6") in shown
+        assert row("compaction_cache_max_rows", "1000", "session") in shown
+        assert "price        the summarizer's own" in shown
+        await pilot.press("escape")
+        await pilot.pause()
+
+        before = len(acme.CALLS)
+        await pilot.press("c")
+        screen = app.screen
+        assert isinstance(screen, CompactNowScreen)
+        await wait_workers(app)
+        await pilot.pause()
+        assert screen.state == "ready", screen.state
+        assert screen.preview is not None and screen.preview.model == "acme:small"
+        assert screen.price_origin == "the summarizer's own"
+        assert "(the summarizer's own)" in preview_facts(screen.preview, screen.price_origin).plain
+        await pilot.press("enter")
+        await wait_workers(app)
+        await pilot.pause()
+        assert screen.state == "review"
+        await pilot.press("a")
+        await wait_workers(app)
+        await pilot.pause()
+        assert screen.state == "done"
+    assert acme.CALLS[before:] == ["acme:small"]
+    with SessionStore.open(workspace, create=False) as store:
+        first = store.snapshot("s1").messages[0].text()
+        assert "ACME SUMMARY" in first
+        assert str(store.session_info("s1").spent_usd) == "0.005"
+
+
+async def test_a_bad_config_file_is_shown_with_its_file_line_and_key(tmp_path: Path) -> None:
+    workspace = acme_workspace(tmp_path)
+    config_file = workspace / ".metis" / "config.yaml"
+    config_file.write_text("compaction_threshold_tokens: 400\ncompaction_colour: red\n")
+    app = make_app(workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.problem is not None, what="the problem shown")
+        assert app.problem is not None
+        assert app.problem.startswith(f"{config_file}:2: compaction_colour: unknown key")
+        banner = app.query_one(StoreBanner)
+        assert banner.display

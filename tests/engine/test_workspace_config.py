@@ -1,0 +1,254 @@
+"""`.metis/config.yaml` (§11): every knob and the summarizer settings, errors naming file, line
+and key, and precedence flag > environment > file > default with each value's origin."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from engine.config import CompactionConfig
+from engine.summarizers import price_origin
+from engine.workspace_config import (
+    KNOBS,
+    ConfigFileError,
+    config_path,
+    env_name,
+    parse_flags,
+    resolve_config,
+)
+
+FULL = """\
+# every §11 knob, and how to reach and price the summarizer
+compaction_threshold_tokens: 40_000
+compaction_hard_cap_tokens: 90_000
+compaction_preserve_recent_turns: 4
+compaction_model: "anthropic:qwen2.5:7b"
+compaction_max_cost_per_session_usd: "0.50"
+compaction_summary_prompt_version: "2.0.0"
+compaction_cache_max_rows: 500
+compaction_max_summary_tokens: 1500
+compaction_strategy: hybrid
+summarizer:
+  base_url: http://127.0.0.1:11434
+  timeout_s: 30
+  price:
+    input_per_mtok: 0
+    output_per_mtok: 0
+"""
+
+
+def write(workspace: Path, text: str) -> Path:
+    path = config_path(workspace)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_no_file_gives_the_defaults_each_from_default(tmp_path: Path) -> None:
+    resolved = resolve_config(tmp_path, environ={})
+    assert resolved.config == CompactionConfig()
+    assert not resolved.file_found
+    assert {origin.kind for origin in resolved.origins.values()} == {"default"}
+
+
+def test_every_knob_is_read_from_the_file_with_its_line(tmp_path: Path) -> None:
+    path = write(tmp_path, FULL)
+    resolved = resolve_config(tmp_path, environ={})
+    config = resolved.config
+    assert config.compaction_threshold_tokens == 40_000
+    assert config.compaction_hard_cap_tokens == 90_000
+    assert config.compaction_preserve_recent_turns == 4
+    assert config.compaction_model == "anthropic:qwen2.5:7b"
+    assert config.compaction_max_cost_per_session_usd == Decimal("0.50")
+    assert config.compaction_summary_prompt_version == "2.0.0"
+    assert config.compaction_cache_max_rows == 500
+    assert config.compaction_max_summary_tokens == 1500
+    assert config.compaction_strategy == "hybrid"
+    for knob in KNOBS:
+        assert resolved.origins[knob].kind == "file", knob
+    assert str(resolved.origins["compaction_threshold_tokens"]) == f"file {path}:2"
+    assert str(resolved.origins["summarizer.price.output_per_mtok"]) == f"file {path}:16"
+    settings = resolved.summarizer
+    assert settings.base_url == "http://127.0.0.1:11434"
+    assert settings.timeout_s == 30
+    assert price_origin(config.compaction_model, settings) == "price you set ($0)"
+
+
+def test_precedence_is_flag_then_environment_then_file_then_default(tmp_path: Path) -> None:
+    path = write(tmp_path, "compaction_threshold_tokens: 40000\ncompaction_cache_max_rows: 7\n")
+    environ = {
+        env_name("compaction_threshold_tokens"): "50000",
+        env_name("compaction_preserve_recent_turns"): "3",
+        env_name("summarizer.base_url"): "http://127.0.0.1:9",
+    }
+    flags = parse_flags(["threshold_tokens=60000"])
+    resolved = resolve_config(tmp_path, flags=flags, environ=environ)
+    config = resolved.config
+    assert config.compaction_threshold_tokens == 60_000  # flag over environment over file
+    assert config.compaction_preserve_recent_turns == 3  # environment over default
+    assert config.compaction_cache_max_rows == 7  # file over default
+    assert config.compaction_hard_cap_tokens == 80_000  # default
+    assert resolved.summarizer.base_url == "http://127.0.0.1:9"
+    origins = {key: str(origin) for key, origin in resolved.origins.items()}
+    assert origins["compaction_threshold_tokens"] == "flag --set compaction_threshold_tokens"
+    assert origins["compaction_preserve_recent_turns"] == (
+        "environment METIS_COMPACTION_PRESERVE_RECENT_TURNS"
+    )
+    assert origins["summarizer.base_url"] == "environment METIS_SUMMARIZER_BASE_URL"
+    assert origins["compaction_cache_max_rows"] == f"file {path}:2"
+    assert origins["compaction_hard_cap_tokens"] == "default"
+    # Without the flag the environment wins; without both, the file.
+    assert resolve_config(tmp_path, environ=environ).config.compaction_threshold_tokens == 50_000
+    assert resolve_config(tmp_path, environ={}).config.compaction_threshold_tokens == 40_000
+
+
+def test_a_stored_sessions_knob_stays_unless_something_sets_it(tmp_path: Path) -> None:
+    write(tmp_path, "compaction_threshold_tokens: 40000\n")
+    resolved = resolve_config(tmp_path, environ={})
+    stored = CompactionConfig(
+        compaction_preserve_recent_turns=2, compaction_model="local:extractive"
+    )
+    applied = resolved.apply(stored)
+    assert applied.compaction_threshold_tokens == 40_000
+    assert applied.compaction_preserve_recent_turns == 2
+    assert applied.compaction_model == "local:extractive"
+    origins = resolved.origins_for(stored)
+    assert origins["compaction_threshold_tokens"].kind == "file"
+    assert origins["compaction_preserve_recent_turns"].kind == "session"
+
+
+def error_of(tmp_path: Path, text: str) -> ConfigFileError:
+    write(tmp_path, text)
+    with pytest.raises(ConfigFileError) as raised:
+        resolve_config(tmp_path, environ={})
+    return raised.value
+
+
+def test_a_bad_key_is_named_with_its_file_and_line(tmp_path: Path) -> None:
+    error = error_of(
+        tmp_path, "# tuned\ncompaction_threshold_tokens: 40000\ncompaction_treshold: 1\n"
+    )
+    assert str(error).startswith(f"{config_path(tmp_path)}:3: compaction_treshold: unknown key")
+    assert error.knob == "compaction_treshold"
+
+
+def test_a_bad_nested_key_is_named_with_its_dotted_path(tmp_path: Path) -> None:
+    error = error_of(tmp_path, "summarizer:\n  base_url: http://127.0.0.1:1\n  api_key: sk-x\n")
+    assert str(error).startswith(f"{config_path(tmp_path)}:3: summarizer.api_key: unknown key")
+    assert "sk-x" not in str(error)  # a value is never echoed for an unknown key
+
+
+def test_a_bad_type_is_named_with_its_file_line_and_key(tmp_path: Path) -> None:
+    error = error_of(tmp_path, "\n\ncompaction_cache_max_rows: lots\n")
+    assert str(error) == (
+        f"{config_path(tmp_path)}:3: compaction_cache_max_rows: Expected `int`, got `str`"
+    )
+
+
+def test_a_bad_value_is_named_with_the_engines_reason(tmp_path: Path) -> None:
+    error = error_of(
+        tmp_path, "compaction_preserve_recent_turns: 1\ncompaction_threshold_tokens: 0\n"
+    )
+    assert str(error).startswith(f"{config_path(tmp_path)}:2: compaction_threshold_tokens: 0 ")
+
+
+def test_bad_yaml_is_named_with_its_file_and_line(tmp_path: Path) -> None:
+    error = error_of(tmp_path, "compaction_cache_max_rows: 10\nsummarizer: [oops\n")
+    assert str(error).startswith(f"{config_path(tmp_path)}:3: (YAML syntax): ")
+
+
+def test_a_partial_stated_price_is_refused(tmp_path: Path) -> None:
+    error = error_of(tmp_path, "summarizer:\n  price:\n    input_per_mtok: 1\n")
+    assert "summarizer.price.output_per_mtok" in str(error)
+    assert str(error).startswith(f"{config_path(tmp_path)}:3: ")
+
+
+def test_a_bad_environment_value_names_the_variable(tmp_path: Path) -> None:
+    with pytest.raises(ConfigFileError) as raised:
+        resolve_config(tmp_path, environ={"METIS_COMPACTION_CACHE_MAX_ROWS": "many"})
+    assert str(raised.value).startswith(
+        "METIS_COMPACTION_CACHE_MAX_ROWS: compaction_cache_max_rows: Expected `int`"
+    )
+
+
+def test_an_unknown_flag_is_refused_naming_it() -> None:
+    with pytest.raises(ConfigFileError, match="--set: nope: no such setting"):
+        parse_flags(["nope=1"])
+
+
+def test_summarizer_model_names_the_compaction_model_and_may_not_contradict_it(
+    tmp_path: Path,
+) -> None:
+    write(tmp_path, 'summarizer:\n  import: "tests.plugins.acme:make"\n  model: "acme:small"\n')
+    resolved = resolve_config(tmp_path, environ={})
+    assert resolved.config.compaction_model == "acme:small"
+    assert resolved.summarizer.import_path == "tests.plugins.acme:make"
+    error = error_of(tmp_path, 'compaction_model: "local:extractive"\nsummarizer:\n  model: a:b\n')
+    assert str(error).startswith(f"{config_path(tmp_path)}:3: summarizer.model: 'a:b' differs")
+
+
+def test_a_hard_cap_below_the_default_threshold_names_the_hard_caps_line(tmp_path: Path) -> None:
+    error = error_of(tmp_path, "# small\ncompaction_hard_cap_tokens: 2000\n")
+    assert str(error).startswith(
+        f"{config_path(tmp_path)}:2: compaction_hard_cap_tokens: 2000 must be above "
+        "compaction_threshold_tokens (30000, the default)"
+    )
+
+
+async def test_manager_kwargs_build_a_manager_with_the_files_model_and_settings(
+    tmp_path: Path,
+) -> None:
+    from engine.manager import SessionManager
+
+    write(tmp_path, FULL)
+    manager = SessionManager(
+        workspace=tmp_path, **resolve_config(tmp_path, environ={}).manager_kwargs()
+    )
+    assert manager.config == resolve_config(tmp_path, environ={}).config
+    assert manager.summarizer.name == "anthropic:qwen2.5:7b"
+    assert manager.summarizer.estimate_cost(10_000, 2_000) == 0  # the stated $0
+    await manager.aclose()
+
+
+def test_yaml_aliases_are_refused_by_their_line(tmp_path: Path) -> None:
+    """A file read back is untrusted: an alias bomb is refused before it is expanded."""
+    bomb = 'a: &a ["x", "x"]\nb: &b [*a, *a]\nc: [*b, *b]\n'
+    error = error_of(tmp_path, bomb)
+    assert str(error).startswith(f"{config_path(tmp_path)}:2: (YAML alias): ")
+
+
+def test_an_oversized_file_is_refused(tmp_path: Path) -> None:
+    error = error_of(tmp_path, "# " + "x" * 300_000 + "\n")
+    assert "a config file is at most" in str(error)
+
+
+def test_a_set_knob_that_clashes_with_a_sessions_own_names_where_it_was_set(
+    tmp_path: Path,
+) -> None:
+    path = write(tmp_path, "compaction_hard_cap_tokens: 50000\n")
+    resolved = resolve_config(tmp_path, environ={})
+    stored = CompactionConfig(compaction_threshold_tokens=60_000, compaction_hard_cap_tokens=90_000)
+    with pytest.raises(ConfigFileError) as raised:
+        resolved.apply(stored)
+    assert str(raised.value).startswith(f"{path}:1: compaction_threshold_tokens: 60000 must be")
+    assert "this session's own knobs" in str(raised.value)
+
+
+def test_with_no_model_named_the_summarizer_settings_serve_each_sessions_model(
+    tmp_path: Path,
+) -> None:
+    from engine.summarizers import make_summarizer
+
+    write(tmp_path, 'summarizer:\n  import: "tests.plugins.acme:make"\n')
+    resolved = resolve_config(tmp_path, environ={})
+    assert resolved.summarizer.model is None
+    assert make_summarizer("acme:small", resolved.summarizer).name == "acme:small"
+    write(
+        tmp_path,
+        'compaction_model: "acme:small"\nsummarizer:\n  import: "tests.plugins.acme:make"\n',
+    )
+    named = resolve_config(tmp_path, environ={})
+    assert named.summarizer.model == "acme:small"
+    assert make_summarizer("local:extractive", named.summarizer).name == "local:extractive"

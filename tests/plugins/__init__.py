@@ -1,0 +1,1 @@
+"""Summarizers from outside the engine, importable by path ("tests.plugins.acme:make")."""
