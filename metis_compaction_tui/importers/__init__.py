@@ -15,6 +15,7 @@ from metis_compaction_tui.importers.model import (
     RecordedUsage,
     TranscriptError,
     TranscriptFormat,
+    skipped_lines_summary,
 )
 from metis_compaction_tui.importers.tail import TailUpdate, TranscriptTail, detect_format
 
@@ -30,14 +31,16 @@ __all__ = [
     "detect_format",
     "find_transcripts",
     "load_transcript",
+    "skipped_lines_summary",
 ]
 
 
 def load_transcript(path: str | os.PathLike[str]) -> ImportedTranscript:
     """Import a whole transcript, detecting its format from its content.
 
-    Raises FileNotFoundError for a missing file and TranscriptError for a line that is not JSON
-    (an unfinished last line is not an error: it is reported in `warnings`).
+    Raises FileNotFoundError for a missing file and TranscriptError for a file with no transcript
+    record at all. Broken or unknown lines are skipped and reported (`skipped_lines`, and one
+    sentence in `warnings`); an unfinished last line is reported in `warnings`.
     """
     if not os.path.isfile(path):
         raise FileNotFoundError(f"no transcript at {os.fspath(path)}")

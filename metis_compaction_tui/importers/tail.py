@@ -8,6 +8,7 @@ has seen every line and a fresh load always agree.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable
 from typing import BinaryIO, Protocol
 
@@ -90,12 +91,13 @@ def _guess_format(path: str) -> TranscriptFormat:
 
 def detect_format(lines: list[tuple[int, bytes]]) -> TranscriptFormat | None:
     """Decide from content: Codex wraps every record as {type, payload}; Claude Code's record
-    types are its own. None while no line is decisive."""
-    for _, raw in lines[:_DETECT_LINES]:
+    types are its own. None while no line is decisive (broken lines are passed over: the
+    importer reports them with their line numbers)."""
+    for _, raw in lines:
         try:
             probe = _probe.decode(raw)
         except msgspec.DecodeError:
-            continue  # the importer reports it with its line number
+            continue
         kind = probe.type
         if not isinstance(kind, str):
             continue
@@ -110,16 +112,46 @@ def detect_format(lines: list[tuple[int, bytes]]) -> TranscriptFormat | None:
 
 
 def _fallback_format(path: str, lines: list[tuple[int, bytes]]) -> TranscriptFormat:
-    """No record said which agent wrote the file: trust a rollout's name, else name the problem
-    (a broken line reads better as itself than as an unknown format)."""
+    """No record said which agent wrote the file: trust a rollout's name, else refuse the file
+    with one line saying what it looks like instead."""
     if os.path.basename(path).startswith("rollout-"):
         return "codex"
-    for line_number, raw in lines:
+    raise TranscriptError(path, lines[0][0], describe_non_transcript(lines))
+
+
+def describe_non_transcript(lines: list[tuple[int, bytes]]) -> str:
+    """What a file with no transcript record looks like, in a few words."""
+    objects, others, broken = 0, 0, 0
+    keys: Counter[str] = Counter()
+    for _, raw in lines:
         try:
-            msgspec.json.decode(raw)
-        except msgspec.DecodeError as exc:
-            raise TranscriptError(path, line_number, f"not valid JSON: {exc}") from None
-    raise TranscriptError(path, lines[0][0], "unrecognised transcript format")
+            value = msgspec.json.decode(raw)
+        except msgspec.DecodeError:
+            broken += 1
+            continue
+        if isinstance(value, dict):
+            objects += 1
+            keys.update(k for k in value if isinstance(k, str))
+        else:
+            others += 1
+    total = len(lines)
+    noun = "line" if total == 1 else "lines"
+    if broken == total:
+        return f"not a transcript: none of its {total:,} {noun} is JSON"
+    if objects:
+        common = ", ".join(repr(safe_key(k)) for k, _ in keys.most_common(4))
+        are = "is a JSON object" if objects == 1 else "are JSON objects"
+        return (
+            f"not a transcript: {objects:,} of {total:,} {noun} {are}, none a Claude Code or "
+            f"Codex record (keys {common})"
+        )
+    return f"not a transcript: {others:,} of {total:,} {noun} are JSON, but not objects"
+
+
+def safe_key(key: str) -> str:
+    """A key from the file, short and printable (it is shown to the user)."""
+    cleaned = "".join(c if c.isprintable() else "?" for c in key)
+    return cleaned[:24]
 
 
 def _split_lines(
@@ -185,8 +217,9 @@ class TranscriptTail:
         self, *, final: bool = False, progress: Callable[[int, int], None] | None = None
     ) -> TailUpdate:
         """Read what was appended since the last poll. `final` treats the file as finished: an
-        incomplete last line is reported instead of waited for, and an unrecognised format
-        raises at once. `progress(lines done, lines read)` is called as a long read goes."""
+        incomplete last line is reported instead of waited for, and a file with no transcript
+        record at all raises TranscriptError at once. `progress(lines done, lines read)` is
+        called as a long read goes."""
         try:
             with open(self.path, "rb") as f:
                 reset = self._check_identity(f)
@@ -217,14 +250,10 @@ class TranscriptTail:
             )
             self._importer = importer_type(self.path)
         if lines and self._importer is not None:
-            try:
-                for start in range(0, len(lines), _FEED_BATCH):
-                    self._importer.feed(lines[start : start + _FEED_BATCH])
-                    if progress is not None:
-                        progress(min(start + _FEED_BATCH, len(lines)), len(lines))
-            except TranscriptError:
-                self._restart()  # a later poll re-reads from the start and fails the same way
-                raise
+            for start in range(0, len(lines), _FEED_BATCH):
+                self._importer.feed(lines[start : start + _FEED_BATCH])
+                if progress is not None:
+                    progress(min(start + _FEED_BATCH, len(lines)), len(lines))
         self._offset += consumed
         self._line_count = line_count
         self._line_open = line_open
@@ -287,7 +316,8 @@ class TranscriptTail:
                 recorded_usage=[],
                 skipped={},
                 line_count=self._line_count,
-                warnings=list(self._warnings),
+                warnings=[*self._warnings, "empty file: no records yet"],
+                empty_reason="empty file: no records yet",
             )
         result = self._importer.transcript(self._line_count)
         result.warnings = self._warnings + result.warnings
