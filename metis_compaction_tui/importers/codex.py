@@ -206,8 +206,9 @@ class CodexImporter:
             else:
                 self.skipped[f"event_msg.{event}"] += 1
         else:
-            self.skipped[str(kind)] += 1
-            self.skipped_lines.append((line, f"unknown record type {str(kind)!r}"))
+            self.skipped[str(kind)] += 1  # turn_context, or a record type we do not know
+            if kind not in RECORD_TYPES:
+                self.skipped_lines.append((line, f"unknown record type {str(kind)!r}"))
 
     def _is_twin(self, kind: str, role: str, text: str) -> bool:
         """Codex writes a message twice (response_item and event_msg), in either order, or
