@@ -25,6 +25,7 @@ from metis_compaction_tui.cli.commands import (
     plan_status,
     write_status_text,
 )
+from metis_compaction_tui.cli.output import one_line, warn
 from metis_compaction_tui.importers import TranscriptError
 from metis_compaction_tui.sources.transcript import (
     Recording,
@@ -37,10 +38,16 @@ from metis_compaction_tui.sources.transcript import (
 WHAT_IF_MODEL = "local:extractive"  # no key needed; --set model=anthropic:<model> for a real one
 
 
+def is_transcript_file(path: Path) -> bool:
+    """A file named where a session id could be: a transcript (a named pipe too, refused when
+    read with a message saying what it is)."""
+    return path.exists() and not path.is_dir()
+
+
 def is_transcript_path(path: Path) -> bool:
     """A transcript file, or a folder named on the command line that holds transcripts and is
     not a metis workspace (the default "." stays a workspace, so its errors stay a store's)."""
-    if path.is_file():
+    if is_transcript_file(path):
         return True
     if path == Path(".") or not path.is_dir() or (path / ".metis").exists():
         return False
@@ -69,7 +76,7 @@ def _read(path: Path, config: CompactionConfig) -> Recording:
     try:
         return read_recording(path, config)
     except TranscriptError as error:
-        raise CliError(f"{error.path}, line {error.line_number}: {error.detail}") from None
+        raise CliError(error.located()) from None
     except OSError as error:
         raise CliError(f"{path}: {error.strerror or error}") from None
 
@@ -88,9 +95,13 @@ def cmd_inspect(path: Path | None, scratch: Path | None, limit: int, sets: Seque
     return run_app(TranscriptSource(paths, scratch=scratch, config=config, label=label))
 
 
+WARNINGS_SHOWN = 10  # in the text output; --json has them all
+
+
 def transcript_status(recording: Recording) -> dict[str, Any]:
     history = History(recording.messages, tokens=recording.tokens)
     view = recording.view()
+    imported = recording.tail.transcript()  # O(messages): what was skipped and why
     return {
         "session_id": recording.session_id,
         "title": recording.title,
@@ -110,22 +121,66 @@ def transcript_status(recording: Recording) -> dict[str, Any]:
                 "recorded_total": view.recorded_total,
                 "estimate_total": view.estimate_total,
             },
+            "warnings": list(imported.warnings),
+            "skipped_lines": [{"line": n, "reason": r} for n, r in imported.skipped_lines],
+            "empty_reason": imported.empty_reason,
         },
     }
+
+
+def write_warnings(warnings: Sequence[str], out: TextIO) -> None:
+    label = "  warnings   "
+    for warning in warnings[:WARNINGS_SHOWN]:
+        out.write(f"{label}{one_line(warning)}\n")
+        label = " " * len(label)
+    if len(warnings) > WARNINGS_SHOWN:
+        out.write(f"{label}{len(warnings) - WARNINGS_SHOWN:,} more (status --json has them all)\n")
+
+
+def _read_all(
+    path: Path, paths: list[Path], config: CompactionConfig
+) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+    """Every transcript that can be read, and each one that cannot with its problem: one bad
+    file in a folder does not hide the others."""
+    sessions: list[dict[str, Any]] = []
+    not_read: list[dict[str, str]] = []
+    for p in paths:
+        try:
+            sessions.append(transcript_status(_read(p, config)))
+        except CliError as error:
+            not_read.append({"path": str(p), "problem": str(error)})
+    if not sessions:
+        if len(not_read) == 1:
+            raise CliError(not_read[0]["problem"])
+        for problem in not_read:
+            warn(f"metis-compaction-tui: {one_line(problem['problem'])}")
+        raise CliError(f"none of the {len(not_read):,} transcript(s) under {path} could be read")
+    for problem in not_read:  # on stderr, so a script reading stdout still gets the sessions
+        warn(f"metis-compaction-tui: not read: {one_line(problem['problem'])}")
+    return sessions, not_read
 
 
 def cmd_transcript_status(
     path: Path, sets: Sequence[str], limit: int, as_json: bool, out: TextIO
 ) -> int:
     config = what_if_config(sets)
-    sessions = [transcript_status(_read(p, config)) for p in _paths(path, limit)]
+    sessions, not_read = _read_all(path, _paths(path, limit), config)
     if as_json:
         emit_json(
-            {"shape_version": JSON_SHAPE_VERSION, "transcripts": str(path), "sessions": sessions},
+            {
+                "shape_version": JSON_SHAPE_VERSION,
+                "transcripts": str(path),
+                "sessions": sessions,
+                "not_read": not_read,
+            },
             out,
         )
         return 0
-    out.write(f"{path}: {len(sessions)} transcript(s), never written; knobs are a what-if\n")
+    unread = f", {len(not_read):,} not read" if not_read else ""
+    out.write(
+        f"{one_line(path)}: {len(sessions)} transcript(s){unread}, never written; "
+        "knobs are a what-if\n"
+    )
     for s in sessions:
         write_status_text(s, out)
         fires = s["transcript"]["projected_compactions"]
@@ -135,6 +190,10 @@ def cmd_transcript_status(
             f"  agent      {len(agent)} compaction(s) of its own; ours would make "
             f"{len(fires)}{first}\n"
         )
+        write_warnings(s["transcript"]["warnings"], out)
+    for problem in not_read:  # each bad file, its problem beside it
+        detail = problem["problem"].removeprefix(problem["path"]).lstrip(",: ")
+        out.write(f"\n{one_line(problem['path'])}\n  not read   {one_line(detail)}\n")
     return 0
 
 
@@ -151,7 +210,7 @@ def cmd_transcript_compact(
             f"{path} is a transcript, which is never written: add --dry-run, or run "
             f"`inspect {path}` to compact it in a scratch store"
         )
-    if not path.is_file():
+    if not is_transcript_file(path):
         raise CliError(f"{path}: compact takes one transcript file")
     config = what_if_config(sets)
     recording = _read(path, config)

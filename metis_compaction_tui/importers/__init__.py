@@ -39,10 +39,12 @@ def load_transcript(path: str | os.PathLike[str]) -> ImportedTranscript:
     """Import a whole transcript, detecting its format from its content.
 
     Raises FileNotFoundError for a missing file and TranscriptError for a file with no transcript
-    record at all. Broken or unknown lines are skipped and reported (`skipped_lines`, and one
-    sentence in `warnings`); an unfinished last line is reported in `warnings`.
+    record at all (NUL bytes, text without a newline, JSON of something else) or one that is not
+    a regular file (a named pipe). Broken or unknown lines are skipped and reported
+    (`skipped_lines`, and one sentence in `warnings`); an unfinished last line is reported in
+    `warnings`.
     """
-    if not os.path.isfile(path):
+    if not os.path.exists(path):
         raise FileNotFoundError(f"no transcript at {os.fspath(path)}")
     tail = TranscriptTail(path)
     tail.poll(final=True)

@@ -176,6 +176,9 @@ class ClaudeCodeImporter:
         self._boundary_head: dict[str, str] = {}
         self._anchor_tail: dict[str, str] = {}
         self._summary_of: dict[str, str] = {}  # boundary -> its compact summary record
+        # A preserved segment read since the last advance re-parents records that may already be
+        # on the chain, so the chain is recomputed rather than extended.
+        self._relinked = False
 
     def feed(self, lines: list[tuple[int, bytes]]) -> None:
         leaf: str | None = None
@@ -231,11 +234,13 @@ class ClaudeCodeImporter:
             segment = (record.compact_metadata or _CompactMetadata()).preserved_segment
             if segment is not None and segment.head_uuid and segment.anchor_uuid:
                 self._relink[segment.head_uuid] = segment.anchor_uuid
+                self._relinked = True
                 self._boundary_head[uuid] = segment.head_uuid
                 if segment.tail_uuid:
                     self._anchor_tail[segment.anchor_uuid] = segment.tail_uuid
         if record.is_compact_summary and record.parent_uuid in self.nodes:
             self._summary_of.setdefault(record.parent_uuid, uuid)
+            self._relinked = True  # a segment anchored on the boundary now hangs below this
         if kind in MESSAGE_TYPES:
             self._message_records += 1
             return uuid
@@ -365,8 +370,14 @@ class ClaudeCodeImporter:
             path.append(current)
             current = self._parent_of(current)
         chain_end = self._chain[-1] if self._chain else None
-        simple = current == chain_end and all(
-            len(self.children.get(self.nodes[u].record.parent_uuid or "", ())) <= 1 for u in path
+        relinked, self._relinked = self._relinked, False
+        simple = (
+            not relinked
+            and current == chain_end
+            and all(
+                len(self.children.get(self.nodes[u].record.parent_uuid or "", ())) <= 1
+                for u in path
+            )
         )
         if simple:  # the common case, O(new records): a plain append to the chain
             for uuid in reversed(path):

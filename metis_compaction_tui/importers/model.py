@@ -87,13 +87,21 @@ def skipped_lines_summary(lines: list[tuple[int, str]]) -> str | None:
 
 
 class TranscriptError(ValueError):
-    """A transcript line that cannot be read at all (not JSON, unrecognised format)."""
+    """A file that is not a transcript at all (no transcript record, not a regular file);
+    `line_number` is 0 when no line is to blame."""
 
     def __init__(self, path: str | os.PathLike[str], line_number: int, detail: str) -> None:
-        super().__init__(f"{os.path.basename(os.fspath(path))}:{line_number}: {detail}")
+        where = os.path.basename(os.fspath(path))
+        located = f"{where}:{line_number}" if line_number else where
+        super().__init__(f"{located}: {detail}")
         self.path = os.fspath(path)
         self.line_number = line_number
         self.detail = detail
+
+    def located(self) -> str:
+        """One line for the user: the full path, the line when there is one, what is wrong."""
+        line = f", line {self.line_number}" if self.line_number else ""
+        return f"{self.path}{line}: {self.detail}"
 
 
 def decode_line(

@@ -8,6 +8,7 @@ has seen every line and a fresh load always agree.
 from __future__ import annotations
 
 import os
+import stat
 from collections import Counter
 from collections.abc import Callable
 from typing import BinaryIO, Protocol
@@ -27,6 +28,7 @@ from metis_compaction_tui.importers.model import (
 
 _DETECT_LINES = 20  # undecided after this many records: not a transcript we know
 _HEAD_BYTES = 64  # compared on every poll to notice a file replaced in place
+_LEGACY_CODEX_HEADER = frozenset({"id", "timestamp"})  # an old rollout's untyped first line
 _FEED_BATCH = 20_000  # lines imported between two progress reports
 
 
@@ -71,6 +73,7 @@ class _Importer(Protocol):
     format: str
     builder: HistoryBuilder
     generation: int
+    skipped_lines: list[tuple[int, str]]
 
     def feed(self, lines: list[tuple[int, bytes]]) -> None: ...
 
@@ -121,6 +124,8 @@ def _fallback_format(path: str, lines: list[tuple[int, bytes]]) -> TranscriptFor
 
 def describe_non_transcript(lines: list[tuple[int, bytes]]) -> str:
     """What a file with no transcript record looks like, in a few words."""
+    if any(b"\0" in raw for _, raw in lines):
+        return "not a transcript: binary data (NUL bytes), not lines of JSON"
     objects, others, broken = 0, 0, 0
     keys: Counter[str] = Counter()
     for _, raw in lines:
@@ -146,6 +151,50 @@ def describe_non_transcript(lines: list[tuple[int, bytes]]) -> str:
             f"Codex record (keys {common})"
         )
     return f"not a transcript: {others:,} of {total:,} {noun} are JSON, but not objects"
+
+
+def _never_a_record(rest: bytes) -> bool:
+    """An unterminated start of a file that no amount of appending turns into a JSONL record:
+    NUL bytes (a preallocated or zeroed file) or text that does not open a JSON object."""
+    return b"\0" in rest or rest.lstrip()[:1] != b"{"
+
+
+def _none_a_record(lines: list[tuple[int, bytes]]) -> bool:
+    """No line so far is even shaped like an agent's record (a JSON object with a string
+    `type`, or an old Codex rollout's header): binary data, text, JSON of something else.
+    Waiting for more lines would show it as an empty session for ever, so it is refused at
+    once. (A typed record of a kind we do not know yet is waited on: the next lines may say
+    which agent wrote it.)"""
+    for _, raw in lines:
+        if b"\0" in raw:
+            return True
+        try:
+            value = msgspec.json.decode(raw)
+        except msgspec.DecodeError:
+            continue
+        if isinstance(value, dict) and (
+            isinstance(value.get("type"), str) or value.keys() >= _LEGACY_CODEX_HEADER
+        ):
+            return False
+    return True
+
+
+def special_file_problem(path: str, mode: int) -> str | None:
+    """Why a path that is not a regular file cannot be read as a transcript (reading a named
+    pipe would block until some other program writes to it)."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        kind = "a named pipe (FIFO)"
+    elif stat.S_ISDIR(mode):
+        kind = "a folder"
+    elif stat.S_ISSOCK(mode):
+        kind = "a socket"
+    elif stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        kind = "a device"
+    else:
+        kind = "not a regular file"
+    return f"{kind}, not a regular file; a transcript is read from a file (copy it into one)"
 
 
 def safe_key(key: str) -> str:
@@ -208,6 +257,12 @@ class TranscriptTail:
         return self._line_count
 
     @property
+    def skipped_line_count(self) -> int:
+        """Lines skipped so far (O(1): a consumer polls it to notice new ones)."""
+        importer = self._importer
+        return len(importer.skipped_lines) if importer is not None else 0
+
+    @property
     def format(self) -> TranscriptFormat | None:
         if self._importer is None:
             return None
@@ -221,7 +276,12 @@ class TranscriptTail:
         record at all raises TranscriptError at once. `progress(lines done, lines read)` is
         called as a long read goes."""
         try:
-            with open(self.path, "rb") as f:
+            # Non-blocking: opening a named pipe must not wait for a writer; it is refused below.
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+            with os.fdopen(fd, "rb") as f:
+                problem = special_file_problem(self.path, os.fstat(f.fileno()).st_mode)
+                if problem is not None:
+                    raise TranscriptError(self.path, 0, problem)
                 reset = self._check_identity(f)
                 if os.fstat(f.fileno()).st_size == self._offset and not reset:
                     return self._update(False)
@@ -237,12 +297,21 @@ class TranscriptTail:
         lines, consumed, line_count, line_open, incomplete = _split_lines(
             data, self._line_count, self._line_open
         )
+        if incomplete and self._importer is None and not lines and self._line_count == 0:
+            rest = data[consumed:]
+            if final or _never_a_record(rest):
+                if b"\0" in rest:
+                    what = describe_non_transcript([(1, rest)])
+                else:
+                    what = f"not a transcript: {len(rest):,} bytes without a newline, not JSON"
+                raise TranscriptError(self.path, line_count + 1, what)
         if incomplete and final:
             self._warnings.append(f"line {line_count + 1}: incomplete last line ignored")
         if self._importer is None and lines:
             fmt = detect_format(lines)
             if fmt is None:
-                if not final and len(lines) < _DETECT_LINES:
+                waiting = not final and len(lines) < _DETECT_LINES
+                if waiting and not _none_a_record(lines):
                     return self._update(reset)  # wait for a decisive line
                 fmt = _fallback_format(self.path, lines)
             importer_type = (

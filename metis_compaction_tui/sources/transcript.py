@@ -82,8 +82,27 @@ class Recording:
         self.tail = TranscriptTail(path)
         self.read = False  # imported at least once
         self.line_count = 0
-        self.problem: str | None = None
+        self.problem: str | None = None  # why the file cannot be read, while it cannot
+        self.notes: tuple[str, ...] = ()  # what the import skipped or could not make sense of
+        self._notes_key: tuple[int, bool] | None = None
         self._restart()
+
+    def problem_line(self) -> str:
+        """The problem, short enough to sit beside the file's name in the session list."""
+        problem = self.problem or ""
+        return problem if len(problem) <= 70 else problem[:69] + "…"
+
+    def refresh_notes(self) -> bool:
+        """Re-read the import's warnings when what they depend on moved (a line skipped, the
+        session going empty or not); O(1) otherwise. Returns whether they changed."""
+        key = (self.tail.skipped_line_count, not self.messages)
+        if key == self._notes_key:
+            return False
+        self._notes_key = key
+        notes = tuple(self.tail.transcript().warnings[:20])  # O(messages), only on a change
+        changed = notes != self.notes
+        self.notes = notes
+        return changed
 
     def _restart(self) -> None:
         self.messages: list[Message] = []
@@ -160,7 +179,7 @@ class Recording:
             self.recorded_total += entry.context_tokens
             self.estimate_total += estimate
 
-    def view(self, notes: tuple[str, ...] = ()) -> AgentView:
+    def view(self, notes: tuple[str, ...] | None = None) -> AgentView:
         """O(new compactions and fires) a call: it rides on every poll's change."""
         self._sync_views()
         if len(self._views) != len(self._views_shown):
@@ -180,7 +199,7 @@ class Recording:
             last_estimate_tokens=last[1],
             recorded_total=self.recorded_total,
             estimate_total=self.estimate_total,
-            notes=notes,
+            notes=self.notes if notes is None else notes,
         )
 
 
@@ -188,6 +207,7 @@ class TranscriptSource:
     """A SessionSource over transcript files; what-ifs go to `scratch` (a workspace folder)."""
 
     writable = True  # compact now and undo act on the in-memory copy, never the file
+    noun = "file"  # what the app calls it: a transcript is a file, not a store
     tunable = True
     after_compaction = "A what-if: the transcript is unchanged; new lines still tail in."
     progress: Callable[[str], None] | None = None  # set by the app
@@ -242,14 +262,15 @@ class TranscriptSource:
         try:
             update = recording.tail.poll(progress=lines_read if report else None)
         except TranscriptError as error:
-            recording.problem = str(error)
-            problem = f"{recording.path}, line {error.line_number}: {error.detail}"
-            raise SourceUnavailable(problem) from None
+            recording.problem = error.detail
+            raise SourceUnavailable(error.located()) from None
         except OSError as error:
-            raise SourceUnavailable(f"{recording.path}: {error.strerror or error}") from None
+            recording.problem = str(error.strerror or error)
+            raise SourceUnavailable(f"{recording.path}: {recording.problem}") from None
         recording.problem = None
         lines_moved = update.line_count != recording.line_count
         recording.line_count = update.line_count
+        lines_moved = recording.refresh_notes() or lines_moved
         if not update.changed and not first:
             # Skipped records (snapshots, progress) move only the line count.
             return (
@@ -275,6 +296,7 @@ class TranscriptSource:
         if rebuild:
             self._rebuild(recording)
         recording.read = True
+        recording.refresh_notes()  # the session may have gone from empty to not
         return SourceChange(session_id, agent=recording.view())
 
     def _rebuild(self, recording: Recording) -> None:
@@ -309,7 +331,20 @@ class TranscriptSource:
             listed = []
             for session_id, recording in self.recordings.items():
                 row = rows.get(session_id)
-                if row is None:  # not read yet: read when picked
+                if recording.problem is not None:  # never an empty session: what is wrong
+                    config = recording.config
+                    row = SessionRow(
+                        session_id,
+                        f"{recording.title} ✗ {recording.problem_line()}",
+                        0,
+                        0,
+                        config.compaction_threshold_tokens,
+                        config.compaction_hard_cap_tokens,
+                        TriggerAction.SKIP,
+                        int(_mtime(recording.path) * 1000),
+                        problem=recording.problem,
+                    )
+                elif row is None:  # not read yet: read when picked
                     config = recording.config
                     row = SessionRow(
                         session_id,
@@ -334,10 +369,8 @@ class TranscriptSource:
             store.changes = [c for c in store.changes if c.session_id != session_id]
             if listed:
                 store.changes.append(SourceChange(session_id, sessions_changed=True))
-            transcript = recording.tail.transcript()  # O(messages), once a load
-            notes = [f"skipped {n:,} {kind} record(s)" for kind, n in transcript.skipped.items()]
-            notes += transcript.warnings[:20]
-            data.agent = recording.view(tuple(notes))
+            recording.refresh_notes()
+            data.agent = recording.view()
             data.source_label = str(recording.path)
             return data
 
@@ -345,13 +378,28 @@ class TranscriptSource:
         with self.lock:
             agent_changes = []
             for recording in self.recordings.values():
-                if recording.read:
+                if not recording.read:
+                    continue
+                had_problem = recording.problem is not None
+                try:
                     change = self._read(recording)
-                    if change is not None:
-                        agent_changes.append(change)
+                except SourceUnavailable:
+                    if len(self.recordings) == 1:
+                        raise  # the one file the app shows: a banner names the problem
+                    # One bad file in a folder does not stop the others: its row says why.
+                    if not had_problem:
+                        agent_changes.append(
+                            SourceChange(recording.session_id, sessions_changed=True)
+                        )
+                    continue
+                if had_problem:
+                    agent_changes.append(SourceChange(recording.session_id, sessions_changed=True))
+                if change is not None:
+                    agent_changes.append(change)
             changes = self.memory.poll()
             # The agent's facts ride on the session's last change, or on one of their own.
-            latest = {c.session_id: c for c in agent_changes}
+            latest = {c.session_id: c for c in agent_changes if c.agent is not None}
+            changes += [c for c in agent_changes if c.agent is None]
             for change in reversed(changes):
                 if change.session_id in latest and change.agent is None:
                     change.agent = latest.pop(change.session_id).agent
@@ -389,6 +437,8 @@ def discover_transcripts(path: Path | None, limit: int = DEFAULT_LIMIT) -> list[
         return [path]
     if path is not None and not path.exists():
         raise FileNotFoundError(f"{path} does not exist")
+    if path is not None and not path.is_dir():
+        return [path]  # a named pipe, a device: reading it refuses it, saying what it is
     roots = [path] if path is not None else default_transcript_roots()
     found: list[Path] = []
     for root in roots:

@@ -166,18 +166,68 @@ def writer_last_id(path: Path) -> str:
     return load_transcript(path).messages[-1].id
 
 
-async def test_a_malformed_line_shows_a_banner_naming_the_line(tmp_path: Path) -> None:
+def _record_notices(app: MetisInspector) -> list[str]:
+    """Every notice the app raises, kept (toasts expire; the count is what is tested)."""
+    notices: list[str] = []
+    notify = app.notify
+
+    def recording(message: str, **kwargs: object) -> None:
+        notices.append(message)
+        notify(message, **kwargs)  # type: ignore[arg-type]
+
+    app.notify = recording  # type: ignore[method-assign]
+    return notices
+
+
+async def test_a_malformed_line_is_skipped_and_noticed_once(tmp_path: Path) -> None:
     writer = ClaudeCodeWriter(10)
     path = tmp_path / "live.jsonl"
     path.write_text("".join(writer.turn()))
     app = _app(path, tmp_path)
+    notices = _record_notices(app)
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot, app)
+        count = app.data.message_count if app.data else 0
         with open(path, "a") as out:
-            out.write('{"type": "user", "uuid": broken\n')
+            out.write('{"type": "user", "uuid": broken\n')  # line 6
+            out.writelines(writer.turn())  # reading goes on past it
+        await wait_until(
+            pilot, lambda: app.data is not None and app.data.message_count > count, what="tail"
+        )
+        skipped = "1 line skipped (line 6: invalid JSON)"
+        await wait_until(pilot, lambda: skipped in notices, what="the notice")
+        await pilot.pause(0.3)  # several polls: the notice is not repeated
+        with open(path, "a") as out:
+            out.writelines(writer.turn())
+        await wait_until(pilot, lambda: app.data is not None and app.data.message_count > count + 4)
+        assert notices.count(skipped) == 1
+        assert app.data.agent is not None and skipped in app.data.agent.notes
+        assert not app.query_one(StoreBanner).display and app.problem is None
+
+
+async def test_a_file_lost_and_back_is_said_once_in_a_files_words(tmp_path: Path) -> None:
+    writer = ClaudeCodeWriter(12)
+    path = tmp_path / "live.jsonl"
+    good = "".join(writer.turn())
+    path.write_text(good)
+    app = _app(path, tmp_path)
+    notices = _record_notices(app)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        path.write_bytes(b"\0" * 64)  # zeroed in place: no transcript record left
         banner = app.query_one(StoreBanner)
-        await wait_until(pilot, lambda: banner.display, what="banner")
-        assert app.problem is not None and "live.jsonl, line 6: not valid JSON" in app.problem
+        await wait_until(pilot, lambda: banner.display, what="the banner")
+        text = banner.render().plain
+        assert "file unavailable" in text and "store" not in text
+        assert "NUL bytes" in text
+        await pilot.pause(0.5)  # the feed retries meanwhile: no "back" until it is
+        assert not any("again" in n for n in notices)
+        path.write_text(good)
+        await wait_until(pilot, lambda: not banner.display, what="recovery")
+        await pilot.pause(0.5)  # many polls later, still said once
+        back = [n for n in notices if "readable again" in n]
+        assert back == ["the file is readable again; reloaded"]
+        assert not any("store" in n for n in notices)
 
 
 async def test_a_metis_store_refuses_what_if_knobs(workspace: Path) -> None:

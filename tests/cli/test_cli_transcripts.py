@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import shutil
 from pathlib import Path
 
 import msgspec
@@ -11,7 +13,7 @@ import pytest
 
 from metis_compaction_tui.cli import dispatch as cli
 from tests.cli.test_cli import Decision, Pressure, Span, StrategyPlan, Strict, run
-from tests.importers.test_importers import CLAUDE, CODEX_ROLLOUT
+from tests.importers.test_importers import CLAUDE, CODEX_ROLLOUT, OURS
 from tests.transcript_writer import ClaudeCodeWriter
 
 
@@ -42,6 +44,11 @@ class UsageJson(Strict):
     estimate_total: int
 
 
+class SkippedLineJson(Strict):
+    line: int
+    reason: str
+
+
 class TranscriptJson(Strict):
     path: str
     format: str
@@ -49,6 +56,9 @@ class TranscriptJson(Strict):
     agent_compactions: list[AgentCompactionJson]
     projected_compactions: list[ProjectedJson]
     recorded_usage: UsageJson
+    warnings: list[str]
+    skipped_lines: list[SkippedLineJson]
+    empty_reason: str | None
 
 
 class TranscriptSession(Strict):
@@ -74,10 +84,16 @@ class TranscriptSession(Strict):
     transcript: TranscriptJson
 
 
+class NotReadJson(Strict):
+    path: str
+    problem: str
+
+
 class TranscriptStatus(Strict):
     shape_version: int
     transcripts: str
     sessions: list[TranscriptSession]
+    not_read: list[NotReadJson]
 
 
 @pytest.fixture
@@ -119,6 +135,34 @@ def test_status_text_of_a_folder_lists_every_transcript(
     assert out.count("  trigger    ") == 2 and "agent      2 compaction(s) of its own" in out
 
 
+def test_status_of_a_folder_reads_every_good_file_and_names_each_bad_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "folder"
+    shutil.copytree(OURS / "folder", folder)
+    code, out, err = run(capsys, "status", str(folder))
+    assert code == 0  # one session was read: the bad files do not fail the folder
+    assert "1 transcript(s), 2 not read, never written" in out
+    assert "good-session" in out and "  messages   8 (" in out
+    assert f"{folder / 'notes.jsonl'}\n  not read   line 1: not a transcript: 2 of 2 lines" in out
+    assert f"{folder / 'unreadable.jsonl'}\n  not read   line 1: not a transcript: binary" in out
+    assert "(0 tokens)" not in out  # no bad file passes for an empty session
+    problems = err.splitlines()
+    assert len(problems) == 2 and all(
+        p.startswith("metis-compaction-tui: not read: ") for p in problems
+    )
+    code, out, err = run(capsys, "status", str(folder), "--json")
+    assert code == 0
+    status = msgspec.json.decode(out, type=TranscriptStatus)
+    assert [s.session_id for s in status.sessions] == ["good-session"]
+    assert sorted(Path(n.path).name for n in status.not_read) == ["notes.jsonl", "unreadable.jsonl"]
+    assert err.count("\n") == 2
+    (folder / "good-session.jsonl").unlink()  # nothing left to read: a failure, each file named
+    code, out, err = run(capsys, "status", str(folder))
+    assert code == 2 and out == ""
+    assert err.count("\n") == 3 and "none of the 2 transcript(s) under" in err
+
+
 def test_compact_dry_run_on_a_transcript_previews_and_writes_nothing(
     live: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -142,18 +186,44 @@ def test_compact_dry_run_on_a_transcript_previews_and_writes_nothing(
         (["status", "{live}", "--set", "threshold_tokens=many"], "'many' is not a whole number"),
         (["status", "{live}", "--set", "threshold_tokens=90000"], "must be below"),
         (["inspect", "{missing}"], "does not exist"),
-        (["status", "{bad}"], "line 3: not valid JSON"),
+        (["status", "{nul}"], "nul.jsonl, line 1: not a transcript: binary data (NUL bytes)"),
+        (["status", "{garbage}"], "line 1: not a transcript: 24 bytes without a newline, not JSON"),
+        (["status", "{other}"], "none a Claude Code or Codex record (keys 'name', 'deps')"),
+        (["status", "{fifo}"], "fifo.jsonl: a named pipe (FIFO), not a regular file"),
+        (["compact", "{fifo}", "--dry-run"], "a named pipe (FIFO), not a regular file"),
     ],
 )
 def test_bad_transcript_input_is_one_line_naming_what_is_wrong(
     argv: list[str], message: str, live: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    bad = tmp_path / "bad.jsonl"
-    bad.write_bytes((CLAUDE / "malformed_line.jsonl").read_bytes())
-    values = {"live": str(live), "missing": str(tmp_path / "missing"), "bad": str(bad)}
+    (tmp_path / "nul.jsonl").write_bytes(b"\0" * 4096)  # preallocated, never written
+    (tmp_path / "garbage.jsonl").write_bytes(b"hello garbage no newline")
+    (tmp_path / "other.json").write_text('{"name": "x", "deps": [1]}\n')
+    os.mkfifo(tmp_path / "fifo.jsonl")  # opening it for reading must not wait for a writer
+    values = {"live": str(live), "missing": str(tmp_path / "missing")}
+    values |= {n: str(tmp_path / f"{n}.jsonl") for n in ("nul", "garbage", "fifo")}
+    values["other"] = str(tmp_path / "other.json")
     code, _, err = run(capsys, *(a.format(**values) for a in argv))
     assert code == 2
     assert message in err and err.count("\n") == 1
+
+
+def test_a_malformed_line_is_skipped_and_status_names_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes((CLAUDE / "malformed_line.jsonl").read_bytes())
+    code, out, err = run(capsys, "status", str(bad))
+    assert code == 0 and err == ""
+    assert "  messages   2 (" in out  # the lines after the broken one are read
+    assert "  warnings   1 line skipped (line 3: invalid JSON)\n" in out
+    code, out, err = run(capsys, "status", str(bad), "--json")
+    assert code == 0, err
+    (session,) = msgspec.json.decode(out, type=TranscriptStatus).sessions
+    assert session.message_count == 2
+    assert session.transcript.warnings == ["1 line skipped (line 3: invalid JSON)"]
+    assert session.transcript.skipped_lines == [SkippedLineJson(3, "invalid JSON")]
+    assert session.transcript.empty_reason is None
 
 
 def test_store_commands_refuse_what_if_knobs(

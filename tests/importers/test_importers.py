@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import shutil
 from pathlib import Path
 
@@ -34,10 +35,11 @@ SHARED = Path("/work/shared/fixtures/transcripts/claude-code")
 OURS = Path(__file__).parents[1] / "fixtures" / "transcripts"
 CLAUDE = OURS / "claude-code"
 CODEX_ROLLOUT = next((OURS / "codex").glob("rollout-*.jsonl"))
+# Every transcript fixture, ours and shared (the folder's deliberately bad files are not ones).
+NOT_TRANSCRIPTS = {"unreadable.jsonl", "notes.jsonl"}
 ALL_FIXTURES = [
     *sorted(SHARED.glob("*.jsonl")),
-    *sorted(CLAUDE.glob("*.jsonl")),
-    CODEX_ROLLOUT,
+    *sorted(p for p in OURS.rglob("*.jsonl") if p.name not in NOT_TRANSCRIPTS),
 ]
 
 
@@ -267,8 +269,24 @@ def test_unrecognised_format_and_empty_file(tmp_path: Path) -> None:
     with pytest.raises(TranscriptError, match=r"broken\.jsonl:1: not a transcript: 1 of 2 "):
         load_transcript(tmp_path / "broken.jsonl")
     (tmp_path / "binary.jsonl").write_bytes(b"\x00\x01PK\x03\n\xff\xfe\n")
-    with pytest.raises(TranscriptError, match=r"none of its 2 lines is JSON"):
+    with pytest.raises(TranscriptError, match=r"binary data \(NUL bytes\), not lines of JSON"):
         load_transcript(tmp_path / "binary.jsonl")
+    (tmp_path / "text.jsonl").write_bytes(b"just\nsome text\n")
+    with pytest.raises(TranscriptError, match=r"none of its 2 lines is JSON"):
+        load_transcript(tmp_path / "text.jsonl")
+    # No newline at all: refused, not read as an empty transcript (and not waited on by a tail).
+    for name, data, what in [
+        ("zeros.jsonl", b"\0" * 100, "binary data (NUL bytes)"),
+        ("words.jsonl", b"no newline here", "15 bytes without a newline, not JSON"),
+    ]:
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(TranscriptError, match=re.escape(f"{name}:1: not a transcript: {what}")):
+            load_transcript(tmp_path / name)
+        with pytest.raises(TranscriptError, match=re.escape(what)):
+            TranscriptTail(tmp_path / name).poll()
+    os.mkfifo(tmp_path / "pipe.jsonl")  # must not block waiting for a writer
+    with pytest.raises(TranscriptError, match=r"pipe\.jsonl: a named pipe \(FIFO\), not a reg"):
+        load_transcript(tmp_path / "pipe.jsonl")
     (tmp_path / "empty.jsonl").write_text("")
     empty = load_transcript(tmp_path / "empty.jsonl")
     assert (empty.messages, empty.format, empty.session_id) == ([], "claude-code", "empty")
@@ -346,25 +364,44 @@ def _replay(path: Path, chunks: list[bytes]) -> tuple[TranscriptTail, list[Messa
     return tail, messages
 
 
-@pytest.mark.parametrize("source", ALL_FIXTURES, ids=lambda p: p.name)
-def test_tail_in_random_chunks_matches_a_full_load(source: Path, tmp_path: Path) -> None:
-    data = source.read_bytes()
-    rng = random.Random(source.name)
-    chunks, position = [], 0
-    while position < len(data):
-        size = rng.randint(1, 400)
-        chunks.append(data[position : position + size])
-        position += size
-    tail, messages = _replay(tmp_path / source.name, chunks)
+def _chunkings(data: bytes, seed: str) -> dict[str, list[bytes]]:
+    """Ways an agent's writes can reach a poll: line by line, and in random cuts (mid-line
+    included) of a few sizes."""
+    chunkings = {"lines": data.splitlines(keepends=True)}
+    for biggest in (7, 60, 400):
+        rng = random.Random(f"{seed}:{biggest}")
+        chunks, position = [], 0
+        while position < len(data):
+            size = rng.randint(1, biggest)
+            chunks.append(data[position : position + size])
+            position += size
+        chunkings[f"random<={biggest}"] = chunks
+    return chunkings
+
+
+@pytest.mark.parametrize("source", ALL_FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_tail_in_chunks_matches_a_full_load(source: Path, tmp_path: Path) -> None:
+    """Incremental tailing ends exactly where a fresh full load of the same bytes does."""
     expected = load_transcript(source)
-    assert messages == expected.messages
-    got = tail.transcript()
-    assert (got.agent_compactions, got.recorded_usage, got.skipped, got.line_count) == (
-        expected.agent_compactions,
-        expected.recorded_usage,
-        expected.skipped,
-        expected.line_count,
-    )
+    for name, chunks in _chunkings(source.read_bytes(), source.name).items():
+        tail, messages = _replay(tmp_path / f"{name}-{source.name}", chunks)
+        assert messages == expected.messages, name
+        got = tail.transcript()
+        assert (
+            got.agent_compactions,
+            got.recorded_usage,
+            got.skipped,
+            got.line_count,
+            got.skipped_lines,
+            got.empty_reason,
+        ) == (
+            expected.agent_compactions,
+            expected.recorded_usage,
+            expected.skipped,
+            expected.line_count,
+            expected.skipped_lines,
+            expected.empty_reason,
+        ), name
 
 
 def test_tail_rewrites_only_the_newest_message_when_a_merge_changes_it(tmp_path: Path) -> None:
