@@ -128,6 +128,20 @@ def transcript_status(recording: Recording) -> dict[str, Any]:
     }
 
 
+def agent_compaction_line(c: dict[str, Any]) -> str:
+    """`auto at 12: 167,000 → 21,000 tokens, 38.5 s`, leaving out what the log did not record."""
+
+    def tokens(value: int | None) -> str:
+        return "?" if value is None else f"{value:,}"
+
+    text = f"{one_line(c['trigger'] or 'compacted')} at {c['message_index']}"
+    if c["pre_tokens"] is not None or c["post_tokens"] is not None:
+        text += f": {tokens(c['pre_tokens'])} → {tokens(c['post_tokens'])} tokens"
+    if c["duration_ms"] is not None:
+        text += f", {c['duration_ms'] / 1000:.1f} s"
+    return text
+
+
 def write_warnings(warnings: Sequence[str], out: TextIO) -> None:
     label = "  warnings   "
     for warning in warnings[:WARNINGS_SHOWN]:
@@ -186,8 +200,10 @@ def cmd_transcript_status(
         fires = s["transcript"]["projected_compactions"]
         agent = s["transcript"]["agent_compactions"]
         first = f", the first before message {fires[0]['before_index']}" if fires else ""
+        own = "; ".join(agent_compaction_line(c) for c in agent[:3])
+        own = f" ({own}{'; ...' if len(agent) > 3 else ''})" if own else ""
         out.write(
-            f"  agent      {len(agent)} compaction(s) of its own; ours would make "
+            f"  agent      {len(agent)} compaction(s) of its own{own}; ours would make "
             f"{len(fires)}{first}\n"
         )
         write_warnings(s["transcript"]["warnings"], out)

@@ -42,9 +42,11 @@ from metis_compaction_tui.importers import (
 from metis_compaction_tui.sources.base import SessionRow, SourceChange, SourceUnavailable
 from metis_compaction_tui.sources.memory import MemorySource
 from metis_compaction_tui.sources.session_data import (
+    AGENT_COMPACTION,
     AgentCompactionView,
     AgentView,
     CompactionInfo,
+    EventRow,
     SessionData,
 )
 
@@ -84,6 +86,7 @@ class Recording:
         self.line_count = 0
         self.problem: str | None = None  # why the file cannot be read, while it cannot
         self.notes: tuple[str, ...] = ()  # what the import skipped or could not make sense of
+        self.events_sent = 0  # the agent's compactions delivered as events
         self._notes_key: tuple[int, bool] | None = None
         self._restart()
 
@@ -152,9 +155,29 @@ class Recording:
             estimate = self.cumulative[index] - self.cumulative[min(previous, index)]
             message_id = self.messages[index].id if index < len(self.messages) else ""
             self._views.append(
-                AgentCompactionView(c.message_index, message_id, c.trigger, c.pre_tokens, estimate)
+                AgentCompactionView(
+                    c.message_index,
+                    message_id,
+                    c.trigger,
+                    c.pre_tokens,
+                    estimate,
+                    c.post_tokens,
+                    c.duration_ms,
+                )
             )
             self._starts.append(c.message_index)
+
+    def agent_events(self, start: int = 0) -> list[EventRow]:
+        """The agent's own compactions from the `start`th on, as rows of the events timeline.
+        Negative ids keep them apart from the what-if events of the scratch session."""
+        self._sync_views()
+        rows = []
+        for position, view in enumerate(self._views[start:], start):
+            index = view.message_index
+            message = self.messages[index] if 0 <= index < len(self.messages) else None
+            when = message.metadata.created_at_ms if message is not None else None
+            rows.append(EventRow(-(position + 1), AGENT_COMPACTION, view, when or 0))
+        return rows
 
     def context_start(self, index: int) -> int:
         """Where the agent's context began for messages[index]: its latest summary before it."""
@@ -294,10 +317,13 @@ class TranscriptSource:
             for message, tokens in new:
                 store.append_message(session_id, message, tokens)
         if rebuild:
-            self._rebuild(recording)
+            self._rebuild(recording)  # the reload (load) delivers every event again
         recording.read = True
         recording.refresh_notes()  # the session may have gone from empty to not
-        return SourceChange(session_id, agent=recording.view())
+        view = recording.view()
+        events = [] if rebuild else recording.agent_events(recording.events_sent)
+        recording.events_sent = len(view.compactions)
+        return SourceChange(session_id, new_events=events, agent=view)
 
     def _rebuild(self, recording: Recording) -> None:
         """The session from the recording alone: what-ifs dropped, a reload for the app."""
@@ -371,6 +397,8 @@ class TranscriptSource:
                 store.changes.append(SourceChange(session_id, sessions_changed=True))
             recording.refresh_notes()
             data.agent = recording.view()
+            data.events = recording.agent_events() + data.events
+            recording.events_sent = len(data.agent.compactions)
             data.source_label = str(recording.path)
             return data
 
@@ -402,7 +430,9 @@ class TranscriptSource:
             changes += [c for c in agent_changes if c.agent is None]
             for change in reversed(changes):
                 if change.session_id in latest and change.agent is None:
-                    change.agent = latest.pop(change.session_id).agent
+                    own = latest.pop(change.session_id)
+                    change.agent = own.agent
+                    change.new_events = own.new_events + change.new_events
             return changes + list(latest.values())
 
     def wait(self, timeout_s: float, wake: threading.Event) -> None:

@@ -15,6 +15,7 @@ from metis_compaction_tui.screens.compact_now import CompactNowScreen
 from metis_compaction_tui.screens.knobs import KnobsScreen
 from metis_compaction_tui.sources.transcript import TranscriptSource
 from metis_compaction_tui.widgets.agent_panel import AgentPanel
+from metis_compaction_tui.widgets.events_timeline import EventsTimeline
 from metis_compaction_tui.widgets.message_list import MessageList
 from metis_compaction_tui.widgets.store_banner import StoreBanner
 from metis_compaction_tui.widgets.trigger_panel import TriggerPanel
@@ -27,7 +28,7 @@ from tests.app.app_helpers import (
     wait_workers,
     workspace,  # noqa: F401 - a fixture
 )
-from tests.importers.test_importers import SHARED
+from tests.importers.test_importers import OURS, SHARED
 from tests.transcript_writer import ClaudeCodeWriter
 
 CONFIG = CompactionConfig(
@@ -164,6 +165,19 @@ def writer_last_id(path: Path) -> str:
     from metis_compaction_tui.importers import load_transcript
 
     return load_transcript(path).messages[-1].id
+
+
+async def test_the_events_timeline_shows_the_agents_own_compaction(tmp_path: Path) -> None:
+    path = tmp_path / "compacted.jsonl"
+    shutil.copy(OURS / "claude-code" / "preserved_segment.jsonl", path)
+    app = _app(path, tmp_path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await loaded(pilot, app)
+        events = app.query_one(EventsTimeline)
+        assert events.row_count() == 1
+        row = events.render_row(0, 120).plain
+        assert "◆ agent" in row and "auto" in row
+        assert "167k→21k tok" in row and "38.5 s" in row
 
 
 def _record_notices(app: MetisInspector) -> list[str]:

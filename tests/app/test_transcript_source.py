@@ -16,7 +16,13 @@ from engine import CompactionConfig, validate_history
 from engine.policy.projection import project_compactions
 from metis_compaction_tui.importers import load_transcript
 from metis_compaction_tui.sources.base import SourceUnavailable
-from metis_compaction_tui.sources.session_data import SessionData, build_timeline, message_log
+from metis_compaction_tui.sources.session_data import (
+    AGENT_COMPACTION,
+    AgentCompactionView,
+    SessionData,
+    build_timeline,
+    message_log,
+)
 from metis_compaction_tui.sources.transcript import (
     TranscriptSource,
     discover_transcripts,
@@ -95,6 +101,11 @@ def test_a_transcript_tailed_in_random_chunks_ends_as_a_fresh_read(
         message_log(zip(data.history.messages, data.history.tokens, strict=True))
     )
     assert data.history.tokens == fresh.tokens
+    # The agent's own compactions reach the events timeline as they are tailed, once each.
+    loaded_fresh = _source(live, tmp_path / "fresh").load(session_id)
+    agent_rows = [r for r in data.events if r.event_type == AGENT_COMPACTION]
+    assert agent_rows == [r for r in loaded_fresh.events if r.event_type == AGENT_COMPACTION]
+    assert len(agent_rows) == len(fresh.compactions)
 
 
 def test_a_growing_session_is_appended_or_rewritten_never_reloaded(tmp_path: Path) -> None:
@@ -229,6 +240,32 @@ def test_a_folder_lists_its_bad_files_with_their_problem_and_reads_the_rest(
     assert "none a Claude Code or Codex record" in (rows["notes"].problem or "")
     assert "✗ not a transcript" in rows["notes"].title
     assert source.poll() is not None  # a bad file does not stop the others being polled
+
+
+def test_the_agents_compaction_is_an_event_with_trigger_tokens_and_duration(
+    tmp_path: Path,
+) -> None:
+    live = tmp_path / "live.jsonl"
+    lines = (CLAUDE / "preserved_segment.jsonl").read_bytes().splitlines(keepends=True)
+    live.write_bytes(b"".join(lines[:6]))  # before the compaction
+    source = _source(live, tmp_path)
+    data = source.load("live")
+    assert data.events == []
+    with open(live, "ab") as out:
+        out.writelines(lines[6:])
+    data = _consume(source, data)
+    (row,) = data.events
+    assert row.event_type == AGENT_COMPACTION and row.event_id < 0  # apart from what-if ids
+    event = row.event
+    assert isinstance(event, AgentCompactionView)
+    assert (event.trigger, event.pre_tokens, event.post_tokens, event.duration_ms) == (
+        "auto",
+        167_000,
+        21_000,
+        38_500,
+    )
+    assert row.created_at_ms > 0  # when the summary was written
+    assert _consume(source, data).events == [row]  # not again on the next poll
 
 
 def test_a_partial_last_line_is_waited_for(tmp_path: Path) -> None:

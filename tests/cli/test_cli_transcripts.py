@@ -23,6 +23,8 @@ class AgentCompactionJson(Strict):
     trigger: str | None
     pre_tokens: int | None
     estimate_tokens: int
+    post_tokens: int | None
+    duration_ms: int | None
 
 
 class ProjectedJson(Strict):
@@ -161,6 +163,27 @@ def test_status_of_a_folder_reads_every_good_file_and_names_each_bad_one(
     code, out, err = run(capsys, "status", str(folder))
     assert code == 2 and out == ""
     assert err.count("\n") == 3 and "none of the 2 transcript(s) under" in err
+
+
+def test_the_agents_own_compaction_has_its_trigger_tokens_and_duration(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = CLAUDE / "preserved_segment.jsonl"
+    code, out, err = run(capsys, "status", str(path), "--json")
+    assert code == 0, err
+    (session,) = msgspec.json.decode(out, type=TranscriptStatus).sessions
+    (agent,) = session.transcript.agent_compactions
+    assert (agent.trigger, agent.pre_tokens, agent.post_tokens, agent.duration_ms) == (
+        "auto",
+        167_000,
+        21_000,
+        38_500,
+    )
+    code, out, err = run(capsys, "status", str(path))
+    assert (
+        "  agent      1 compaction(s) of its own (auto at 2: 167,000 → 21,000 tokens, 38.5 s)"
+        in out
+    )
 
 
 def test_compact_dry_run_on_a_transcript_previews_and_writes_nothing(
