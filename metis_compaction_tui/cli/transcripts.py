@@ -26,7 +26,7 @@ from metis_compaction_tui.cli.commands import (
     write_status_text,
 )
 from metis_compaction_tui.cli.output import one_line, warn
-from metis_compaction_tui.importers import TranscriptError
+from metis_compaction_tui.importers import TranscriptError, probe_head
 from metis_compaction_tui.sources.transcript import (
     Recording,
     TranscriptSource,
@@ -85,6 +85,9 @@ def cmd_inspect(path: Path | None, scratch: Path | None, limit: int, sets: Seque
     config = what_if_config(sets)
     scratch = scratch or scratch_dir()
     paths = _paths(path, limit)
+    if len(paths) == 1 and (problem := probe_head(paths[0])) is not None:
+        # One file that is plainly no transcript: said here, in one line, not in an empty app.
+        raise CliError(f"{paths[0]}: {problem}")
     try:
         (scratch / ".metis").mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as error:

@@ -17,7 +17,12 @@ from metis_compaction_tui.importers.model import (
     TranscriptFormat,
     skipped_lines_summary,
 )
-from metis_compaction_tui.importers.tail import TailUpdate, TranscriptTail, detect_format
+from metis_compaction_tui.importers.tail import (
+    TailUpdate,
+    TranscriptTail,
+    detect_format,
+    probe_head,
+)
 
 __all__ = [
     "AgentCompaction",
@@ -31,6 +36,7 @@ __all__ = [
     "detect_format",
     "find_transcripts",
     "load_transcript",
+    "probe_head",
     "skipped_lines_summary",
 ]
 

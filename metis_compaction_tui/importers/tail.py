@@ -235,6 +235,31 @@ def _split_lines(
     return lines, len(data), line_number + 1, True, False
 
 
+_PROBE_BYTES = 64 * 1024
+
+
+def probe_head(path: str | os.PathLike[str]) -> str | None:
+    """Why a file can be told not to be a transcript from its first 64 KiB alone (not a regular
+    file, binary, no record-shaped line), or None when it may be one. Cheap: a folder's files
+    are probed so that a bad one is listed with its problem before anyone picks it."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as f:
+            problem = special_file_problem(os.fspath(path), os.fstat(f.fileno()).st_mode)
+            if problem is not None:
+                return problem
+            head = f.read(_PROBE_BYTES)
+    except OSError as error:
+        return str(error.strerror or error)
+    lines, consumed, _, _, _ = _split_lines(head, 0, False)
+    if not lines:
+        rest = head[consumed:]
+        return describe_non_transcript([(1, rest)]) if rest and _never_a_record(rest) else None
+    if detect_format(lines) is None and _none_a_record(lines):
+        return describe_non_transcript(lines)
+    return None
+
+
 class TranscriptTail:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)

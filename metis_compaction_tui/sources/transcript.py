@@ -38,6 +38,7 @@ from metis_compaction_tui.importers import (
     TranscriptTail,
     default_transcript_roots,
     find_transcripts,
+    probe_head,
 )
 from metis_compaction_tui.sources.base import SessionRow, SourceChange, SourceUnavailable
 from metis_compaction_tui.sources.memory import MemorySource
@@ -87,6 +88,7 @@ class Recording:
         self.problem: str | None = None  # why the file cannot be read, while it cannot
         self.notes: tuple[str, ...] = ()  # what the import skipped or could not make sense of
         self.events_sent = 0  # the agent's compactions delivered as events
+        self.probed = False  # its head looked at for a file that is plainly no transcript
         self._notes_key: tuple[int, bool] | None = None
         self._restart()
 
@@ -356,6 +358,9 @@ class TranscriptSource:
             rows = {row.session_id: row for row in self.memory.sessions()}
             listed = []
             for session_id, recording in self.recordings.items():
+                if not recording.read and not recording.probed:
+                    recording.probed = True  # 64 KiB once: a bad file is named before picked
+                    recording.problem = probe_head(recording.path)
                 row = rows.get(session_id)
                 if recording.problem is not None:  # never an empty session: what is wrong
                     config = recording.config

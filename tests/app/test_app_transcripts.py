@@ -4,6 +4,7 @@ a what-if compaction that never writes the transcript."""
 # ruff: noqa: F811  (pytest fixtures imported from tests.app.app_helpers are redefined as arguments)
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -178,6 +179,39 @@ async def test_the_events_timeline_shows_the_agents_own_compaction(tmp_path: Pat
         row = events.render_row(0, 120).plain
         assert "◆ agent" in row and "auto" in row
         assert "167k→21k tok" in row and "38.5 s" in row
+
+
+async def test_a_folder_lists_bad_files_with_their_problem_and_opens_a_good_one(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "logs"
+    shutil.copytree(OURS / "folder", folder)
+    os.utime(folder / "unreadable.jsonl", (2e9, 2e9))  # the newest: listed first
+    source = TranscriptSource.for_path(folder, scratch=tmp_path / "scratch", config=CONFIG)
+    app = MetisInspector(source, poll_interval_s=0.05)
+    notices = _record_notices(app)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await loaded(pilot, app, "good-session")
+        assert app.data is not None and app.data.message_count == 8
+        titles = {row.session_id: row.title for row in app.rows}
+        assert "✗ not a transcript: binary data (NUL bytes)" in titles["unreadable"]
+        assert "✗ not a transcript: 2 of 2 lines are JSON objects" in titles["notes"]
+        assert app.rows[0].session_id == "unreadable"
+        await pilot.pause(0.3)
+        assert not app.query_one(StoreBanner).display and notices == []
+
+
+async def test_an_empty_session_says_why_once(tmp_path: Path) -> None:
+    path = tmp_path / "agent-a7f3.jsonl"
+    shutil.copy(OURS / "claude-code" / "agent-a7f3.jsonl", path)
+    app = _app(path, tmp_path)
+    notices = _record_notices(app)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        why = "subagent log: 4 sidechain records, no main conversation"
+        await wait_until(pilot, lambda: why in notices, what="the reason")
+        await pilot.pause(0.3)
+        assert notices == [why]
 
 
 def _record_notices(app: MetisInspector) -> list[str]:

@@ -186,6 +186,22 @@ def test_the_agents_own_compaction_has_its_trigger_tokens_and_duration(
     )
 
 
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("agent-a7f3.jsonl", "subagent log: 4 sidechain records, no main conversation"),
+        ("summary_only.jsonl", "summary-only file: 3 summary records, no conversation"),
+    ],
+)
+def test_an_empty_result_says_why(name: str, why: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "status", str(CLAUDE / name))
+    assert code == 0, err
+    assert "  messages   0 (0 tokens)" in out and f"  warnings   {why}\n" in out
+    code, out, err = run(capsys, "status", str(CLAUDE / name), "--json")
+    (session,) = msgspec.json.decode(out, type=TranscriptStatus).sessions
+    assert session.transcript.empty_reason == why and session.transcript.warnings == [why]
+
+
 def test_compact_dry_run_on_a_transcript_previews_and_writes_nothing(
     live: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -214,6 +230,9 @@ def test_compact_dry_run_on_a_transcript_previews_and_writes_nothing(
         (["status", "{other}"], "none a Claude Code or Codex record (keys 'name', 'deps')"),
         (["status", "{fifo}"], "fifo.jsonl: a named pipe (FIFO), not a regular file"),
         (["compact", "{fifo}", "--dry-run"], "a named pipe (FIFO), not a regular file"),
+        (["inspect", "{nul}"], "nul.jsonl: not a transcript: binary data (NUL bytes)"),
+        (["inspect", "{fifo}"], "fifo.jsonl: a named pipe (FIFO), not a regular file"),
+        (["inspect", "{other}"], "other.json: not a transcript: 1 of 1 line is a JSON object"),
     ],
 )
 def test_bad_transcript_input_is_one_line_naming_what_is_wrong(
