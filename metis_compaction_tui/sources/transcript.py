@@ -284,6 +284,10 @@ class TranscriptSource:
             if report is not None:
                 report(f"reading {name}: {done * 100 // total}% of {total:,} lines")
 
+        if recording.read and not recording.path.exists():
+            # Gone (deleted, moved): a problem until it is back, not a session emptied.
+            recording.problem = "the file is gone (deleted or moved)"
+            raise SourceUnavailable(f"{recording.path}: {recording.problem}")
         try:
             update = recording.tail.poll(progress=lines_read if report else None)
         except TranscriptError as error:

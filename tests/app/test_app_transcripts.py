@@ -276,6 +276,15 @@ async def test_a_file_lost_and_back_is_said_once_in_a_files_words(tmp_path: Path
         back = [n for n in notices if "readable again" in n]
         assert back == ["the file is readable again; reloaded"]
         assert not any("store" in n for n in notices)
+        count = app.data.message_count if app.data else 0
+        path.unlink()  # gone: a problem, not a session emptied
+        await wait_until(pilot, lambda: banner.display, what="the banner again")
+        assert "the file is gone" in banner.render().plain
+        assert app.data is not None and app.data.message_count == count  # last data kept
+        path.write_text(good)
+        await wait_until(pilot, lambda: not banner.display, what="back again")
+        await pilot.pause(0.3)
+        assert [n for n in notices if "readable again" in n] == [back[0]] * 2
 
 
 async def test_a_metis_store_refuses_what_if_knobs(workspace: Path) -> None:
