@@ -92,11 +92,6 @@ class Recording:
         self._notes_key: tuple[int, bool] | None = None
         self._restart()
 
-    def problem_line(self) -> str:
-        """The problem, short enough to sit beside the file's name in the session list."""
-        problem = self.problem or ""
-        return problem if len(problem) <= 70 else problem[:69] + "…"
-
     def refresh_notes(self) -> bool:
         """Re-read the import's warnings when what they depend on moved (a line skipped, the
         session going empty or not); O(1) otherwise. Returns whether they changed."""
@@ -370,7 +365,7 @@ class TranscriptSource:
                     config = recording.config
                     row = SessionRow(
                         session_id,
-                        f"{recording.title} ✗ {recording.problem_line()}",
+                        f"{recording.title} (not read)",
                         0,
                         0,
                         config.compaction_threshold_tokens,

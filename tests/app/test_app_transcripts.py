@@ -18,6 +18,7 @@ from metis_compaction_tui.sources.transcript import TranscriptSource
 from metis_compaction_tui.widgets.agent_panel import AgentPanel
 from metis_compaction_tui.widgets.events_timeline import EventsTimeline
 from metis_compaction_tui.widgets.message_list import MessageList
+from metis_compaction_tui.widgets.session_list import session_prompt
 from metis_compaction_tui.widgets.store_banner import StoreBanner
 from metis_compaction_tui.widgets.trigger_panel import TriggerPanel
 from tests.app.app_helpers import (
@@ -193,9 +194,14 @@ async def test_a_folder_lists_bad_files_with_their_problem_and_opens_a_good_one(
     async with app.run_test(size=(140, 30)) as pilot:
         await loaded(pilot, app, "good-session")
         assert app.data is not None and app.data.message_count == 8
-        titles = {row.session_id: row.title for row in app.rows}
-        assert "✗ not a transcript: binary data (NUL bytes)" in titles["unreadable"]
-        assert "✗ not a transcript: 2 of 2 lines are JSON objects" in titles["notes"]
+        shown = {
+            row.session_id: session_prompt(row, False, 200).plain.split("\n")[1] for row in app.rows
+        }
+        assert shown["unreadable"].strip() == (
+            "✗ not a transcript: binary data (NUL bytes), not lines of JSON"
+        )
+        assert "✗ not a transcript: 2 of 2 lines are JSON objects" in shown["notes"]
+        assert "█" in shown["good-session"] or "░" in shown["good-session"]  # its pressure
         assert app.rows[0].session_id == "unreadable"
         await pilot.pause(0.3)
         assert not app.query_one(StoreBanner).display and notices == []

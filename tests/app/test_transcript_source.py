@@ -220,7 +220,7 @@ def test_a_file_with_no_transcript_record_is_refused_saying_what_it_is(
     with pytest.raises(SourceUnavailable, match=re.escape(what)):
         source.load("bad")
     (row,) = source.sessions()
-    assert row.problem is not None and "not a transcript" in row.title  # not an empty session
+    assert row.problem is not None and "not a transcript" in row.problem  # no empty session
 
 
 def test_a_folder_lists_its_bad_files_with_their_problem_and_reads_the_rest(
@@ -238,7 +238,7 @@ def test_a_folder_lists_its_bad_files_with_their_problem_and_reads_the_rest(
     assert rows["good-session"].problem is None and rows["good-session"].message_count == 8
     assert "binary data (NUL bytes)" in (rows["unreadable"].problem or "")
     assert "none a Claude Code or Codex record" in (rows["notes"].problem or "")
-    assert "✗ not a transcript" in rows["notes"].title
+    assert rows["notes"].title.endswith("(not read)")
     assert source.poll() is not None  # a bad file does not stop the others being polled
 
 
