@@ -123,7 +123,7 @@ class MetisInspector(App[int]):
     def _feed(self) -> None:
         worker = get_current_worker()
         source = self.source
-        connected = recovering = False
+        connected = troubled = False
         loaded: str | None = None
         listed_at, relist = 0.0, False
         backoff = 0.25
@@ -134,9 +134,6 @@ class MetisInspector(App[int]):
                     source.open()
                     connected, backoff, loaded = True, 0.25, None
                     relist, listed_at = True, 0.0
-                    # "Back" is said once a full round has worked (below), not on opening:
-                    # a transcript opens even while reading it fails.
-                    recovering = self.problem is not None
                 if relist and time.monotonic() - listed_at >= LIST_REFRESH_S:
                     self.rows = source.sessions()
                     self.post_message(SessionsListed(self.rows))
@@ -170,18 +167,21 @@ class MetisInspector(App[int]):
                                 change.agent,
                             )
                         )
-                if recovering:
-                    recovering = False
+                if troubled:
+                    # "Back" is said once a full round has worked, not on opening (a transcript
+                    # opens even while reading it fails), and from this thread's own record of
+                    # the failure, so it comes after the problem it answers.
+                    troubled = False
                     self.post_message(SourceRecovered())
             except SourceUnavailable as error:
-                connected = False
+                connected, troubled = False, True
                 source.close()
                 self.post_message(SourceProblem(error.problem))
                 self._wake.wait(backoff)
                 backoff = min(backoff * 2, 2.0)
                 continue
             except Exception as error:  # a bug or a surprise: shown, and the feed carries on
-                connected = False
+                connected, troubled = False, True
                 source.close()
                 self.post_message(SourceProblem(f"{type(error).__name__}: {error}"))
                 self._wake.wait(2.0)
