@@ -78,7 +78,7 @@ def find_transcripts(root: str | os.PathLike[str]) -> list[Path]:
             stat = path.stat()
         except OSError:
             continue  # removed while we looked
-        if path.is_file():
+        if not path.is_dir():  # a named pipe too: listed, then refused saying what it is
             found.append((stat.st_mtime, path))
     found.sort(key=lambda item: (-item[0], str(item[1])))
     return [path for _, path in found]

@@ -159,6 +159,10 @@ def test_status_of_a_folder_reads_every_good_file_and_names_each_bad_one(
     assert [s.session_id for s in status.sessions] == ["good-session"]
     assert sorted(Path(n.path).name for n in status.not_read) == ["notes.jsonl", "unreadable.jsonl"]
     assert err.count("\n") == 2
+    os.mkfifo(folder / "pipe.jsonl")  # never opened for a blocking read
+    code, out, err = run(capsys, "status", str(folder))
+    assert code == 0 and "pipe.jsonl\n  not read   a named pipe (FIFO), not a regular file" in out
+    (folder / "pipe.jsonl").unlink()
     (folder / "good-session.jsonl").unlink()  # nothing left to read: a failure, each file named
     code, out, err = run(capsys, "status", str(folder))
     assert code == 2 and out == ""
