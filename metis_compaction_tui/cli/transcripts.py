@@ -124,6 +124,7 @@ def transcript_status(recording: Recording) -> dict[str, Any]:
                 "recorded_total": view.recorded_total,
                 "estimate_total": view.estimate_total,
             },
+            "skipped": dict(sorted(imported.skipped.items(), key=lambda kv: (-kv[1], kv[0]))),
             "warnings": list(imported.warnings),
             "skipped_lines": [{"line": n, "reason": r} for n, r in imported.skipped_lines],
             "empty_reason": imported.empty_reason,
@@ -209,6 +210,11 @@ def cmd_transcript_status(
             f"  agent      {len(agent)} compaction(s) of its own{own}; ours would make "
             f"{len(fires)}{first}\n"
         )
+        skipped = s["transcript"]["skipped"]
+        if skipped:  # records that are not conversation, counted: nothing is dropped unsaid
+            kinds = ", ".join(f"{n:,} {one_line(kind)}" for kind, n in list(skipped.items())[:6])
+            more = f", {len(skipped) - 6} more kinds" if len(skipped) > 6 else ""
+            out.write(f"  skipped    {kinds}{more}\n")
         write_warnings(s["transcript"]["warnings"], out)
     for problem in not_read:  # each bad file, its problem beside it
         detail = problem["problem"].removeprefix(problem["path"]).lstrip(",: ")

@@ -58,6 +58,7 @@ class TranscriptJson(Strict):
     agent_compactions: list[AgentCompactionJson]
     projected_compactions: list[ProjectedJson]
     recorded_usage: UsageJson
+    skipped: dict[str, int]
     warnings: list[str]
     skipped_lines: list[SkippedLineJson]
     empty_reason: str | None
@@ -262,13 +263,14 @@ def test_a_malformed_line_is_skipped_and_status_names_it(
     code, out, err = run(capsys, "status", str(bad))
     assert code == 0 and err == ""
     assert "  messages   2 (" in out  # the lines after the broken one are read
-    assert "  warnings   1 line skipped (line 3: invalid JSON)\n" in out
+    assert "  skipped    1 invalid\n  warnings   1 line skipped (line 3: invalid JSON)\n" in out
     code, out, err = run(capsys, "status", str(bad), "--json")
     assert code == 0, err
     (session,) = msgspec.json.decode(out, type=TranscriptStatus).sessions
     assert session.message_count == 2
     assert session.transcript.warnings == ["1 line skipped (line 3: invalid JSON)"]
     assert session.transcript.skipped_lines == [SkippedLineJson(3, "invalid JSON")]
+    assert session.transcript.skipped == {"invalid": 1}
     assert session.transcript.empty_reason is None
 
 
