@@ -54,6 +54,7 @@ def load_transcript(path: str | os.PathLike[str]) -> ImportedTranscript:
         raise FileNotFoundError(f"no transcript at {os.fspath(path)}")
     tail = TranscriptTail(path)
     tail.poll(final=True)
+    tail.refuse_undecided(final=True)
     return tail.transcript()
 
 

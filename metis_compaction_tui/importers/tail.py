@@ -254,7 +254,12 @@ def probe_head(path: str | os.PathLike[str]) -> str | None:
     lines, consumed, _, _, _ = _split_lines(head, 0, False)
     if not lines:
         rest = head[consumed:]
-        return describe_non_transcript([(1, rest)]) if rest and _never_a_record(rest) else None
+        if b"\0" in rest:
+            return describe_non_transcript([(1, rest)])
+        if rest.strip() and _never_a_record(rest):
+            more = "+" if len(head) == _PROBE_BYTES else ""
+            return f"not a transcript: {len(rest):,}{more} bytes without a newline, not JSON"
+        return None
     if detect_format(lines) is None and _none_a_record(lines):
         return describe_non_transcript(lines)
     return None
@@ -282,12 +287,6 @@ class TranscriptTail:
         return self._line_count
 
     @property
-    def skipped_line_count(self) -> int:
-        """Lines skipped so far (O(1): a consumer polls it to notice new ones)."""
-        importer = self._importer
-        return len(importer.skipped_lines) if importer is not None else 0
-
-    @property
     def format(self) -> TranscriptFormat | None:
         if self._importer is None:
             return None
@@ -298,15 +297,11 @@ class TranscriptTail:
     ) -> TailUpdate:
         """Read what was appended since the last poll. `final` treats the file as finished: an
         incomplete last line is reported instead of waited for, and a file with no transcript
-        record at all raises TranscriptError at once. `progress(lines done, lines read)` is
-        called as a long read goes."""
+        record at all raises TranscriptError at once (see also `refuse_undecided`).
+        `progress(lines done, lines read)` is called as a long read goes."""
+        self._refuse_special()
         try:
-            # Non-blocking: opening a named pipe must not wait for a writer; it is refused below.
-            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-            with os.fdopen(fd, "rb") as f:
-                problem = special_file_problem(self.path, os.fstat(f.fileno()).st_mode)
-                if problem is not None:
-                    raise TranscriptError(self.path, 0, problem)
+            with open(self.path, "rb") as f:
                 reset = self._check_identity(f)
                 if os.fstat(f.fileno()).st_size == self._offset and not reset:
                     return self._update(False)
@@ -322,21 +317,12 @@ class TranscriptTail:
         lines, consumed, line_count, line_open, incomplete = _split_lines(
             data, self._line_count, self._line_open
         )
-        if incomplete and self._importer is None and not lines and self._line_count == 0:
-            rest = data[consumed:]
-            if final or _never_a_record(rest):
-                if b"\0" in rest:
-                    what = describe_non_transcript([(1, rest)])
-                else:
-                    what = f"not a transcript: {len(rest):,} bytes without a newline, not JSON"
-                raise TranscriptError(self.path, line_count + 1, what)
         if incomplete and final:
             self._warnings.append(f"line {line_count + 1}: incomplete last line ignored")
         if self._importer is None and lines:
             fmt = detect_format(lines)
             if fmt is None:
-                waiting = not final and len(lines) < _DETECT_LINES
-                if waiting and not _none_a_record(lines):
+                if not final and len(lines) < _DETECT_LINES:
                     return self._update(reset)  # wait for a decisive line
                 fmt = _fallback_format(self.path, lines)
             importer_type = (
@@ -344,10 +330,14 @@ class TranscriptTail:
             )
             self._importer = importer_type(self.path)
         if lines and self._importer is not None:
-            for start in range(0, len(lines), _FEED_BATCH):
-                self._importer.feed(lines[start : start + _FEED_BATCH])
-                if progress is not None:
-                    progress(min(start + _FEED_BATCH, len(lines)), len(lines))
+            try:
+                for start in range(0, len(lines), _FEED_BATCH):
+                    self._importer.feed(lines[start : start + _FEED_BATCH])
+                    if progress is not None:
+                        progress(min(start + _FEED_BATCH, len(lines)), len(lines))
+            except TranscriptError:
+                self._restart()  # a later poll re-reads from the start and fails the same way
+                raise
         self._offset += consumed
         self._line_count = line_count
         self._line_open = line_open
@@ -416,3 +406,38 @@ class TranscriptTail:
         result = self._importer.transcript(self._line_count)
         result.warnings = self._warnings + result.warnings
         return result
+
+    @property
+    def skipped_line_count(self) -> int:
+        """Lines skipped so far (O(1): a consumer polls it to notice new ones)."""
+        importer = self._importer
+        return len(importer.skipped_lines) if importer is not None else 0
+
+    def _refuse_special(self) -> None:
+        """A named pipe (a device, ...) is refused before it is opened: opening a pipe for
+        reading would wait for some other program to write to it."""
+        try:
+            mode = os.stat(self.path).st_mode
+        except OSError:
+            return  # missing or unreadable: the read says so
+        problem = special_file_problem(self.path, mode)
+        if problem is not None:
+            raise TranscriptError(self.path, 0, problem)
+
+    def refuse_undecided(self, *, final: bool = False) -> None:
+        """While no line has said which agent wrote the file, refuse one that never will (NUL
+        bytes, text, JSON of something else: waiting would show it as an empty session for
+        ever) and, with `final`, one whose only content is an unfinished line. O(1) once the
+        format is known; before, a read of at most the first 64 KiB."""
+        if self._importer is not None:
+            return
+        problem = probe_head(self.path)
+        if problem is None and final:
+            try:
+                size = os.stat(self.path).st_size
+            except OSError:
+                return
+            if size and self._line_count == 0:
+                problem = f"not a transcript: {size:,} bytes without a newline, not a JSON record"
+        if problem is not None:
+            raise TranscriptError(self.path, 1, problem)

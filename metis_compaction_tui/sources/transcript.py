@@ -285,6 +285,7 @@ class TranscriptSource:
             raise SourceUnavailable(f"{recording.path}: {recording.problem}")
         try:
             update = recording.tail.poll(progress=lines_read if report else None)
+            recording.tail.refuse_undecided()  # never an empty session for a file of junk
         except TranscriptError as error:
             recording.problem = error.detail
             raise SourceUnavailable(error.located()) from None
@@ -490,6 +491,7 @@ def read_recording(path: Path, config: CompactionConfig) -> Recording:
     a malformed line and OSError for a file that cannot be read."""
     recording = Recording(path, path.stem, config)
     update = recording.tail.poll(final=True)
+    recording.tail.refuse_undecided(final=True)
     recording.apply(True, 0, update.messages)
     recording.compactions = list(update.agent_compactions)
     recording.take_usage(0, update.recorded_usage)

@@ -282,8 +282,10 @@ def test_unrecognised_format_and_empty_file(tmp_path: Path) -> None:
         (tmp_path / name).write_bytes(data)
         with pytest.raises(TranscriptError, match=re.escape(f"{name}:1: not a transcript: {what}")):
             load_transcript(tmp_path / name)
+        tail = TranscriptTail(tmp_path / name)
+        tail.poll()  # a tail waits for lines; it is told to refuse what will never be one
         with pytest.raises(TranscriptError, match=re.escape(what)):
-            TranscriptTail(tmp_path / name).poll()
+            tail.refuse_undecided()
     os.mkfifo(tmp_path / "pipe.jsonl")  # must not block waiting for a writer
     with pytest.raises(TranscriptError, match=r"pipe\.jsonl: a named pipe \(FIFO\), not a reg"):
         load_transcript(tmp_path / "pipe.jsonl")
