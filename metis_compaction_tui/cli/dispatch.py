@@ -32,7 +32,6 @@ from metis_compaction_tui.cli.transcripts import (
     cmd_inspect,
     cmd_transcript_compact,
     cmd_transcript_status,
-    is_transcript_file,
     is_transcript_path,
 )
 from metis_compaction_tui.demo.simulator import (
@@ -237,7 +236,7 @@ def _dispatch(args: argparse.Namespace, out: TextIO) -> int:
             _no_knobs(args)
             return cmd_status(args.workspace, args.json, out)
         case "compact":
-            if is_transcript_file(Path(args.session)):
+            if Path(args.session).is_file():
                 return cmd_transcript_compact(
                     Path(args.session), args.dry_run, args.instructions, args.sets, args.json, out
                 )

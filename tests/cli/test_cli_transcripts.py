@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
-import shutil
 from pathlib import Path
 
 import msgspec
@@ -141,6 +139,9 @@ def test_status_text_of_a_folder_lists_every_transcript(
 def test_status_of_a_folder_reads_every_good_file_and_names_each_bad_one(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    import os
+    import shutil
+
     folder = tmp_path / "folder"
     shutil.copytree(OURS / "folder", folder)
     code, out, err = run(capsys, "status", str(folder))
@@ -234,7 +235,6 @@ def test_compact_dry_run_on_a_transcript_previews_and_writes_nothing(
         (["status", "{garbage}"], "line 1: not a transcript: 24 bytes without a newline, not JSON"),
         (["status", "{other}"], "none a Claude Code or Codex record (keys 'name', 'deps')"),
         (["status", "{fifo}"], "fifo.jsonl: a named pipe (FIFO), not a regular file"),
-        (["compact", "{fifo}", "--dry-run"], "a named pipe (FIFO), not a regular file"),
         (["inspect", "{nul}"], "nul.jsonl: not a transcript: binary data (NUL bytes)"),
         (["inspect", "{fifo}"], "fifo.jsonl: a named pipe (FIFO), not a regular file"),
         (["inspect", "{other}"], "other.json: not a transcript: 1 of 1 line is a JSON object"),
@@ -243,6 +243,8 @@ def test_compact_dry_run_on_a_transcript_previews_and_writes_nothing(
 def test_bad_transcript_input_is_one_line_naming_what_is_wrong(
     argv: list[str], message: str, live: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    import os
+
     (tmp_path / "nul.jsonl").write_bytes(b"\0" * 4096)  # preallocated, never written
     (tmp_path / "garbage.jsonl").write_bytes(b"hello garbage no newline")
     (tmp_path / "other.json").write_text('{"name": "x", "deps": [1]}\n')
@@ -253,25 +255,6 @@ def test_bad_transcript_input_is_one_line_naming_what_is_wrong(
     code, _, err = run(capsys, *(a.format(**values) for a in argv))
     assert code == 2
     assert message in err and err.count("\n") == 1
-
-
-def test_a_malformed_line_is_skipped_and_status_names_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    bad = tmp_path / "bad.jsonl"
-    bad.write_bytes((CLAUDE / "malformed_line.jsonl").read_bytes())
-    code, out, err = run(capsys, "status", str(bad))
-    assert code == 0 and err == ""
-    assert "  messages   2 (" in out  # the lines after the broken one are read
-    assert "  skipped    1 invalid\n  warnings   1 line skipped (line 3: invalid JSON)\n" in out
-    code, out, err = run(capsys, "status", str(bad), "--json")
-    assert code == 0, err
-    (session,) = msgspec.json.decode(out, type=TranscriptStatus).sessions
-    assert session.message_count == 2
-    assert session.transcript.warnings == ["1 line skipped (line 3: invalid JSON)"]
-    assert session.transcript.skipped_lines == [SkippedLineJson(3, "invalid JSON")]
-    assert session.transcript.skipped == {"invalid": 1}
-    assert session.transcript.empty_reason is None
 
 
 def test_store_commands_refuse_what_if_knobs(
@@ -293,3 +276,22 @@ def test_inspect_with_no_path_looks_in_the_agents_default_folders(
     assert code == 2
     assert str(tmp_path / "claude" / "projects") in err and str(tmp_path / "codex") in err
     assert "inspect" in cli.SUBCOMMANDS
+
+
+def test_a_malformed_line_is_skipped_and_status_names_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes((CLAUDE / "malformed_line.jsonl").read_bytes())
+    code, out, err = run(capsys, "status", str(bad))
+    assert code == 0 and err == ""
+    assert "  messages   2 (" in out  # the lines after the broken one are read
+    assert "  skipped    1 invalid\n  warnings   1 line skipped (line 3: invalid JSON)\n" in out
+    code, out, err = run(capsys, "status", str(bad), "--json")
+    assert code == 0, err
+    (session,) = msgspec.json.decode(out, type=TranscriptStatus).sessions
+    assert session.message_count == 2
+    assert session.transcript.warnings == ["1 line skipped (line 3: invalid JSON)"]
+    assert session.transcript.skipped_lines == [SkippedLineJson(3, "invalid JSON")]
+    assert session.transcript.skipped == {"invalid": 1}
+    assert session.transcript.empty_reason is None
