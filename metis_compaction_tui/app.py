@@ -27,6 +27,7 @@ from textual.worker import get_current_worker
 
 from engine import CompactionConfig, CompactionOutcome
 from metis_compaction_tui.actions import Scope, bindings_for, palette_entries
+from metis_compaction_tui.safe_text import safe_text
 from metis_compaction_tui.screens.cache_browser import CacheBrowserScreen
 from metis_compaction_tui.screens.compact_now import CompactNowScreen
 from metis_compaction_tui.screens.confirm import ConfirmScreen
@@ -87,6 +88,7 @@ class MetisInspector(App[int]):
         self.data: SessionData | None = None
         self.rows: list[SessionRow] = []
         self.problem: str | None = None
+        self._noted: set[tuple[str, str]] = set()  # (session, note) already shown
         self.poll_interval_s = poll_interval_s
         self._initial_theme = theme
         self._wanted = session_id
@@ -125,7 +127,7 @@ class MetisInspector(App[int]):
     def _feed(self) -> None:
         worker = get_current_worker()
         source = self.source
-        connected = False
+        connected = troubled = False
         loaded: str | None = None
         listed_at, relist = 0.0, False
         backoff = 0.25
@@ -135,14 +137,12 @@ class MetisInspector(App[int]):
                 if not connected:
                     source.open()
                     connected, backoff, loaded = True, 0.25, None
-                    if self.problem is not None:
-                        self.post_message(SourceRecovered())
                     relist, listed_at = True, 0.0
                 if relist and time.monotonic() - listed_at >= LIST_REFRESH_S:
                     self.rows = source.sessions()
                     self.post_message(SessionsListed(self.rows))
                     relist, listed_at = False, time.monotonic()
-                wanted = self._wanted or (self.rows[0].session_id if self.rows else None)
+                wanted = self._wanted or _first_readable(self.rows)
                 if wanted is not None and (wanted != loaded or self._reload.is_set()):
                     self._reload.clear()
                     self.post_message(SessionLoaded(source.load(wanted)))
@@ -171,15 +171,21 @@ class MetisInspector(App[int]):
                                 change.agent,
                             )
                         )
+                if troubled:
+                    # "Back" is said once a full round has worked, not on opening (a transcript
+                    # opens even while reading it fails), and from this thread's own record of
+                    # the failure, so it comes after the problem it answers.
+                    troubled = False
+                    self.post_message(SourceRecovered())
             except SourceUnavailable as error:
-                connected = False
+                connected, troubled = False, True
                 source.close()
                 self.post_message(SourceProblem(error.problem))
                 self._wake.wait(backoff)
                 backoff = min(backoff * 2, 2.0)
                 continue
             except Exception as error:  # a bug or a surprise: shown, and the feed carries on
-                connected = False
+                connected, troubled = False, True
                 source.close()
                 self.post_message(SourceProblem(f"{type(error).__name__}: {error}"))
                 self._wake.wait(2.0)
@@ -215,6 +221,7 @@ class MetisInspector(App[int]):
         if data.session_id != wanted:
             return  # the user picked another session while this one was read
         self.data = data
+        self._note_once(data)
         try:
             self.query_one(StatusBar).busy = ""
             self.query_one(Dashboard).show(data)
@@ -236,6 +243,8 @@ class MetisInspector(App[int]):
             message.rewrite_from,
             message.agent,
         )
+        if message.agent is not None:
+            self._note_once(data)
         if added or events or message.spent_usd is not None or message.agent is not None:
             try:
                 self.query_one(Dashboard).grew(added, events)
@@ -249,12 +258,32 @@ class MetisInspector(App[int]):
     def on_source_problem(self, message: SourceProblem) -> None:
         self.query_one(StatusBar).busy = ""
         self.problem = message.problem
-        self.query_one(StoreBanner).show_problem(message.problem)
+        self.query_one(StoreBanner).show_problem(message.problem, self._noun)
 
     def on_source_recovered(self, _: SourceRecovered) -> None:
+        if self.problem is None:
+            return
         self.problem = None
         self.query_one(StoreBanner).clear_problem()
-        self.notify("the store is back; reloaded", timeout=3)
+        self.notify(f"the {self._noun} is readable again; reloaded", timeout=3)
+
+    @property
+    def _noun(self) -> str:
+        """What the source is, in the user's words: a store, or a (transcript) file."""
+        return getattr(self.source, "noun", "store")
+
+    def _note_once(self, data: SessionData | None) -> None:
+        """A transcript's import warnings (lines skipped, why it is empty) as one notice each,
+        the first time they are seen, never again on a later poll."""
+        agent = data.agent if data is not None else None
+        if agent is None:
+            return
+        for note in agent.notes:
+            key = (data.session_id, note)  # type: ignore[union-attr]
+            if key not in self._noted:
+                self._noted.add(key)
+                text = safe_text(note, single_line=True, max_chars=300).plain
+                self.notify(text, title=self._noun, severity="warning", timeout=8, markup=False)
 
     def _update_status(self) -> None:
         data = self.data
@@ -467,3 +496,11 @@ def run_app(where: Path | SessionSource) -> int:
     source = StoreSource(Path(where)) if isinstance(where, Path) else where
     result = MetisInspector(source).run()
     return 0 if result is None else int(result)
+
+
+def _first_readable(rows: list[SessionRow]) -> str | None:
+    """The session shown when none was asked for: the first one that is not known unreadable."""
+    for row in rows:
+        if row.problem is None:
+            return row.session_id
+    return rows[0].session_id if rows else None

@@ -26,7 +26,8 @@ from metis_compaction_tui.cli.commands import (
     plan_status,
     write_status_text,
 )
-from metis_compaction_tui.importers import TranscriptError
+from metis_compaction_tui.cli.output import one_line, warn
+from metis_compaction_tui.importers import TranscriptError, probe_head
 from metis_compaction_tui.sources.transcript import (
     Recording,
     TranscriptSource,
@@ -38,10 +39,16 @@ from metis_compaction_tui.sources.transcript import (
 WHAT_IF_MODEL = "local:extractive"  # no key needed; --set model=anthropic:<model> for a real one
 
 
+def is_transcript_file(path: Path) -> bool:
+    """A file named where a session id could be: a transcript (a named pipe too, refused when
+    read with a message saying what it is)."""
+    return path.exists() and not path.is_dir()
+
+
 def is_transcript_path(path: Path) -> bool:
     """A transcript file, or a folder named on the command line that holds transcripts and is
     not a metis workspace (the default "." stays a workspace, so its errors stay a store's)."""
-    if path.is_file():
+    if is_transcript_file(path):
         return True
     if path == Path(".") or not path.is_dir() or is_workspace(path):
         return False
@@ -70,7 +77,7 @@ def _read(path: Path, config: CompactionConfig) -> Recording:
     try:
         return read_recording(path, config)
     except TranscriptError as error:
-        raise CliError(f"{error.path}, line {error.line_number}: {error.detail}") from None
+        raise CliError(error.located()) from None
     except OSError as error:
         raise CliError(f"{path}: {error.strerror or error}") from None
 
@@ -79,6 +86,9 @@ def cmd_inspect(path: Path | None, scratch: Path | None, limit: int, sets: Seque
     config = what_if_config(sets)
     scratch = scratch or scratch_dir()
     paths = _paths(path, limit)
+    if len(paths) == 1 and (problem := probe_head(paths[0])) is not None:
+        # One file that is plainly no transcript: said here, in one line, not in an empty app.
+        raise CliError(f"{paths[0]}: {problem}")
     try:
         metis_dir(scratch).mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as error:
@@ -89,9 +99,13 @@ def cmd_inspect(path: Path | None, scratch: Path | None, limit: int, sets: Seque
     return run_app(TranscriptSource(paths, scratch=scratch, config=config, label=label))
 
 
+WARNINGS_SHOWN = 10  # in the text output; --json has them all
+
+
 def transcript_status(recording: Recording) -> dict[str, Any]:
     history = History(recording.messages, tokens=recording.tokens)
     view = recording.view()
+    imported = recording.tail.transcript()  # O(messages): what was skipped and why
     return {
         "session_id": recording.session_id,
         "title": recording.title,
@@ -111,31 +125,101 @@ def transcript_status(recording: Recording) -> dict[str, Any]:
                 "recorded_total": view.recorded_total,
                 "estimate_total": view.estimate_total,
             },
+            "skipped": dict(sorted(imported.skipped.items(), key=lambda kv: (-kv[1], kv[0]))),
+            "warnings": list(imported.warnings),
+            "skipped_lines": [{"line": n, "reason": r} for n, r in imported.skipped_lines],
+            "empty_reason": imported.empty_reason,
         },
     }
+
+
+def agent_compaction_line(c: dict[str, Any]) -> str:
+    """`auto at 12: 167,000 → 21,000 tokens, 38.5 s`, leaving out what the log did not record."""
+
+    def tokens(value: int | None) -> str:
+        return "?" if value is None else f"{value:,}"
+
+    text = f"{one_line(c['trigger'] or 'compacted')} at {c['message_index']}"
+    if c["pre_tokens"] is not None or c["post_tokens"] is not None:
+        text += f": {tokens(c['pre_tokens'])} → {tokens(c['post_tokens'])} tokens"
+    if c["duration_ms"] is not None:
+        text += f", {c['duration_ms'] / 1000:.1f} s"
+    return text
+
+
+def write_warnings(warnings: Sequence[str], out: TextIO) -> None:
+    label = "  warnings   "
+    for warning in warnings[:WARNINGS_SHOWN]:
+        out.write(f"{label}{one_line(warning)}\n")
+        label = " " * len(label)
+    if len(warnings) > WARNINGS_SHOWN:
+        out.write(f"{label}{len(warnings) - WARNINGS_SHOWN:,} more (status --json has them all)\n")
+
+
+def _read_all(
+    path: Path, paths: list[Path], config: CompactionConfig
+) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+    """Every transcript that can be read, and each one that cannot with its problem: one bad
+    file in a folder does not hide the others."""
+    sessions: list[dict[str, Any]] = []
+    not_read: list[dict[str, str]] = []
+    for p in paths:
+        try:
+            sessions.append(transcript_status(_read(p, config)))
+        except CliError as error:
+            not_read.append({"path": str(p), "problem": str(error)})
+    if not sessions:
+        if len(not_read) == 1:
+            raise CliError(not_read[0]["problem"])
+        for problem in not_read:
+            warn(f"metis-compaction-tui: {one_line(problem['problem'])}")
+        raise CliError(f"none of the {len(not_read):,} transcript(s) under {path} could be read")
+    for problem in not_read:  # on stderr, so a script reading stdout still gets the sessions
+        warn(f"metis-compaction-tui: not read: {one_line(problem['problem'])}")
+    return sessions, not_read
 
 
 def cmd_transcript_status(
     path: Path, sets: Sequence[str], limit: int, as_json: bool, out: TextIO
 ) -> int:
     config = what_if_config(sets)
-    sessions = [transcript_status(_read(p, config)) for p in _paths(path, limit)]
+    sessions, not_read = _read_all(path, _paths(path, limit), config)
     if as_json:
         emit_json(
-            {"shape_version": JSON_SHAPE_VERSION, "transcripts": str(path), "sessions": sessions},
+            {
+                "shape_version": JSON_SHAPE_VERSION,
+                "transcripts": str(path),
+                "sessions": sessions,
+                "not_read": not_read,
+            },
             out,
         )
         return 0
-    out.write(f"{path}: {len(sessions)} transcript(s), never written; knobs are a what-if\n")
+    unread = f", {len(not_read):,} not read" if not_read else ""
+    out.write(
+        f"{one_line(path)}: {len(sessions)} transcript(s){unread}, never written; "
+        "knobs are a what-if\n"
+    )
     for s in sessions:
         write_status_text(s, out)
         fires = s["transcript"]["projected_compactions"]
         agent = s["transcript"]["agent_compactions"]
         first = f", the first before message {fires[0]['before_index']}" if fires else ""
+        own = "; ".join(agent_compaction_line(c) for c in agent[:3])
+        own = f" ({own}{'; ...' if len(agent) > 3 else ''})" if own else ""
         out.write(
-            f"  agent      {len(agent)} compaction(s) of its own; ours would make "
+            f"  agent      {len(agent)} compaction(s) of its own{own}; ours would make "
             f"{len(fires)}{first}\n"
         )
+        skipped = s["transcript"]["skipped"]
+        if skipped:  # records that are not conversation, counted: nothing is dropped unsaid
+            kinds = ", ".join(f"{n:,} {one_line(kind)}" for kind, n in list(skipped.items())[:6])
+            more = f", {len(skipped) - 6} more kinds" if len(skipped) > 6 else ""
+            out.write(f"  skipped    {kinds}{more}\n")
+        write_warnings(s["transcript"]["warnings"], out)
+    for problem in not_read:  # each bad file, its problem beside it
+        detail = problem["problem"].removeprefix(problem["path"]).lstrip(",: ")
+        out.write(f"\n{one_line(problem['path'])}\n  not read   {one_line(detail)}\n")
     return 0
 
 
@@ -152,7 +236,7 @@ def cmd_transcript_compact(
             f"{path} is a transcript, which is never written: add --dry-run, or run "
             f"`inspect {path}` to compact it in a scratch store"
         )
-    if not path.is_file():
+    if not is_transcript_file(path):
         raise CliError(f"{path}: compact takes one transcript file")
     config = what_if_config(sets)
     recording = _read(path, config)

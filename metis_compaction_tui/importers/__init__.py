@@ -15,8 +15,14 @@ from metis_compaction_tui.importers.model import (
     RecordedUsage,
     TranscriptError,
     TranscriptFormat,
+    skipped_lines_summary,
 )
-from metis_compaction_tui.importers.tail import TailUpdate, TranscriptTail, detect_format
+from metis_compaction_tui.importers.tail import (
+    TailUpdate,
+    TranscriptTail,
+    detect_format,
+    probe_head,
+)
 
 __all__ = [
     "AgentCompaction",
@@ -30,19 +36,25 @@ __all__ = [
     "detect_format",
     "find_transcripts",
     "load_transcript",
+    "probe_head",
+    "skipped_lines_summary",
 ]
 
 
 def load_transcript(path: str | os.PathLike[str]) -> ImportedTranscript:
     """Import a whole transcript, detecting its format from its content.
 
-    Raises FileNotFoundError for a missing file and TranscriptError for a line that is not JSON
-    (an unfinished last line is not an error: it is reported in `warnings`).
+    Raises FileNotFoundError for a missing file and TranscriptError for a file with no transcript
+    record at all (NUL bytes, text without a newline, JSON of something else) or one that is not
+    a regular file (a named pipe). Broken or unknown lines are skipped and reported
+    (`skipped_lines`, and one sentence in `warnings`); an unfinished last line is reported in
+    `warnings`.
     """
-    if not os.path.isfile(path):
+    if not os.path.exists(path):
         raise FileNotFoundError(f"no transcript at {os.fspath(path)}")
     tail = TranscriptTail(path)
     tail.poll(final=True)
+    tail.refuse_undecided(final=True)
     return tail.transcript()
 
 
@@ -67,7 +79,7 @@ def find_transcripts(root: str | os.PathLike[str]) -> list[Path]:
             stat = path.stat()
         except OSError:
             continue  # removed while we looked
-        if path.is_file():
+        if not path.is_dir():  # a named pipe too: listed, then refused saying what it is
             found.append((stat.st_mtime, path))
     found.sort(key=lambda item: (-item[0], str(item[1])))
     return [path for _, path in found]

@@ -1,10 +1,23 @@
 """Claude Code session logs (~/.claude/projects/<project>/<session>.jsonl).
 
-Records form a tree through uuid/parentUuid: a rewind starts a new branch from an older record, and
-a compaction starts a new root whose `logicalParentUuid` points back across the boundary. The
-active branch is the chain that ends at the last user/assistant record in the file; that chain is
-all we import. Every record with a uuid is a node of the tree, whatever its type, because the
-chain runs through system and progress records too.
+Records form a tree through uuid/parentUuid. We import the conversation the agent had in context:
+the chain that ends at the last user/assistant record in the file, read the way Claude Code reads
+it back on resume:
+
+- a rewind (the user re-sent or edited an earlier message) starts a new branch from an older
+  record; only the branch the last record is on is imported;
+- parallel tool calls are written as sibling assistant records (one per tool_use) under one
+  parent, each with its tool_result chained below it, and the chain goes on from one of them:
+  the siblings and their results are stitched back in, they are not rewound branches;
+- a record whose parent is not in the file (it lives in another file, or the file was cut) goes
+  on from the record before it in the file: it starts a root of what follows, it does not end
+  the chain;
+- a compaction starts a new root whose `logicalParentUuid` points back across the boundary; with
+  a preserved segment (`compactMetadata.preservedSegment`) the kept messages hang below the
+  summary, so what follows the summary is what the agent saw after compacting.
+
+Every record with a uuid is a node of the tree, whatever its type, because the chain runs through
+system and progress records too. Lines that cannot be read are skipped and noted with their line.
 """
 
 from __future__ import annotations
@@ -26,6 +39,7 @@ from metis_compaction_tui.importers.model import (
     ImportedTranscript,
     RecordedUsage,
     decode_line,
+    skipped_lines_summary,
     timestamp_ms,
 )
 
@@ -38,6 +52,18 @@ RECORD_TYPES = MESSAGE_TYPES | {
     "queue-operation",
     "progress",
 }
+# Records Claude Code writes beside the conversation: skipped and counted, never a problem.
+KNOWN_TYPES = RECORD_TYPES | {
+    "attachment",
+    "custom-title",
+    "tag",
+    "agent-name",
+    "pr-link",
+    "last-prompt",
+    "worktree-state",
+    "content-replacement",
+}
+_NON_MESSAGE_DEPTH = 4  # progress/system records between a tool call and its result
 
 
 class _Usage(msgspec.Struct):
@@ -55,9 +81,18 @@ class _ApiMessage(msgspec.Struct):
     usage: _Usage | None = None
 
 
+class _PreservedSegment(msgspec.Struct, rename="camel"):
+    head_uuid: str | None = None
+    anchor_uuid: str | None = None
+    tail_uuid: str | None = None
+
+
 class _CompactMetadata(msgspec.Struct, rename="camel"):
     trigger: str | None = None
     pre_tokens: int | None = None
+    post_tokens: int | None = None
+    duration_ms: int | None = None
+    preserved_segment: _PreservedSegment | None = None
 
 
 class _Record(msgspec.Struct, rename="camel"):
@@ -80,12 +115,24 @@ _decoder = msgspec.json.Decoder(_Record)
 
 
 class _Node:
-    __slots__ = ("line", "parent", "record")
+    __slots__ = ("line", "parent", "prev", "record")
 
-    def __init__(self, record: _Record, line: int, parent: str | None) -> None:
+    def __init__(self, record: _Record, line: int, parent: str | None, prev: str | None) -> None:
         self.record = record
         self.line = line
-        self.parent = parent
+        self.parent = parent  # as written (or the logical parent across a boundary)
+        self.prev = prev  # the node before it in the file: where a dangling parent goes on from
+
+    @property
+    def content(self) -> bytes:
+        message = self.record.message
+        return bytes(message.content) if message is not None else b""
+
+    def is_tool_call(self) -> bool:
+        return self.record.type == "assistant" and b'"tool_use"' in self.content
+
+    def is_tool_result(self) -> bool:
+        return self.record.type == "user" and b'"tool_result"' in self.content
 
 
 def _result_text(content: object) -> str:
@@ -111,7 +158,9 @@ class ClaudeCodeImporter:
         self.path = path
         self.session_id: str | None = None
         self.nodes: dict[str, _Node] = {}
+        self.children: dict[str, list[str]] = {}  # by parentUuid as written
         self.skipped: Counter[str] = Counter()  # counted per file line, whatever the branch
+        self.skipped_lines: list[tuple[int, str]] = []
         self.warnings: list[str] = []
         self.builder = HistoryBuilder()
         self.generation = 0  # bumped whenever the history is rebuilt rather than extended
@@ -121,6 +170,15 @@ class ClaudeCodeImporter:
         self._chain: list[str] = []
         self._chain_pos: dict[str, int] = {}
         self._chain_messages = 0
+        self._leaf: str | None = None
+        # Preserved segments: head -> anchor it hangs below, boundary -> head, anchor -> tail.
+        self._relink: dict[str, str] = {}
+        self._boundary_head: dict[str, str] = {}
+        self._anchor_tail: dict[str, str] = {}
+        self._summary_of: dict[str, str] = {}  # boundary -> its compact summary record
+        # A preserved segment read since the last advance re-parents records that may already be
+        # on the chain, so the chain is recomputed rather than extended.
+        self._relinked = False
 
     def feed(self, lines: list[tuple[int, bytes]]) -> None:
         leaf: str | None = None
@@ -129,11 +187,12 @@ class ClaudeCodeImporter:
             if uuid is not None:
                 leaf = uuid
         if leaf is not None:
-            self._advance(leaf)
+            self._leaf = leaf
+            self._advance(self._extend_leaf(leaf))
 
     def _index(self, line_number: int, raw: bytes) -> str | None:
         """Record one line; returns its uuid if it is a user/assistant node (a leaf candidate)."""
-        record = decode_line(_decoder, raw, self.path, line_number, self.warnings)
+        record = decode_line(_decoder, raw, line_number, self.skipped_lines)
         if record is None:
             self.skipped["invalid"] += 1
             return None
@@ -150,6 +209,9 @@ class ClaudeCodeImporter:
                     self.skipped[f"system.{record.subtype}"] += 1
             else:
                 self.skipped[kind or "untyped"] += 1
+                if kind not in KNOWN_TYPES:
+                    reason = f"unknown record type {kind!r}" if kind else "record without a type"
+                    self.skipped_lines.append((line_number, reason))
         if record.session_id and self.session_id is None:
             self.session_id = record.session_id
         uuid = record.uuid
@@ -163,14 +225,138 @@ class ClaudeCodeImporter:
         parent = record.parent_uuid or record.logical_parent_uuid
         if record.parent_uuid:
             self._linked = True
+            self.children.setdefault(record.parent_uuid, []).append(uuid)
         elif parent is None and not self._linked:
             parent = self._previous  # no links anywhere so far: file order is the only order
-        self.nodes[uuid] = _Node(record, line_number, parent)
+        self.nodes[uuid] = _Node(record, line_number, parent, self._previous)
         self._previous = uuid
+        if kind == "system" and record.subtype == "compact_boundary":
+            segment = (record.compact_metadata or _CompactMetadata()).preserved_segment
+            if segment is not None and segment.head_uuid and segment.anchor_uuid:
+                self._relink[segment.head_uuid] = segment.anchor_uuid
+                self._relinked = True
+                self._boundary_head[uuid] = segment.head_uuid
+                if segment.tail_uuid:
+                    self._anchor_tail[segment.anchor_uuid] = segment.tail_uuid
+        if record.is_compact_summary and record.parent_uuid in self.nodes:
+            self._summary_of.setdefault(record.parent_uuid, uuid)
+            self._relinked = True  # a segment anchored on the boundary now hangs below this
         if kind in MESSAGE_TYPES:
             self._message_records += 1
             return uuid
         return None
+
+    # -- the active chain ------------------------------------------------------------------------
+
+    def _parent_of(self, uuid: str) -> str | None:
+        """Where the chain goes on from `uuid`, towards the start of the session."""
+        node = self.nodes[uuid]
+        anchor = self._relink.get(uuid)
+        if anchor is not None and anchor in self.nodes:
+            # A preserved segment's head hangs below the summary (the anchor may name the
+            # boundary itself, whose summary is its child).
+            return self._summary_of.get(anchor, anchor)
+        head_uuid = self._boundary_head.get(uuid)
+        if head_uuid is not None:
+            head = self.nodes.get(head_uuid)
+            if head is not None and head.line < node.line:
+                # The kept messages were written before the boundary: what was summarized ends
+                # where they begin, so the boundary goes on from the head's old parent.
+                return self._resolve(head, head.parent)
+        return self._resolve(node, node.parent)
+
+    def _resolve(self, node: _Node, parent: str | None) -> str | None:
+        if parent is None or parent in self.nodes:
+            return parent
+        return node.prev  # a parent outside the file: go on from the record before it
+
+    def _extend_leaf(self, leaf: str) -> str:
+        """A summary whose preserved segment was written before it: the segment's tail is the
+        newest record of the conversation."""
+        node = self.nodes[leaf]
+        if node.record.is_compact_summary:
+            for anchor in (leaf, node.parent):
+                tail = self._anchor_tail.get(anchor) if anchor is not None else None
+                if tail is not None and tail in self.nodes and self.nodes[tail].line < node.line:
+                    return tail
+        return leaf
+
+    def _walk(self, leaf: str) -> list[str]:
+        path: list[str] = []
+        seen: set[str] = set()
+        current: str | None = leaf
+        while current is not None and current in self.nodes and current not in seen:
+            seen.add(current)
+            path.append(current)
+            current = self._parent_of(current)
+        path.reverse()
+        return path
+
+    def _siblings(self, uuid: str, on_path: set[str]) -> list[str]:
+        """Parallel tool calls written beside `uuid`: assistant records under the same parent
+        that share its API message id or, like it, carry a tool call."""
+        node = self.nodes[uuid]
+        parent = node.record.parent_uuid
+        if node.record.type != "assistant" or parent is None:
+            return []
+        found = []
+        message_id = node.record.message.id if node.record.message is not None else None
+        for other_uuid in self.children.get(parent, ()):
+            if other_uuid == uuid or other_uuid in on_path:
+                continue
+            other = self.nodes[other_uuid]
+            if other.record.type != "assistant":
+                continue  # a user record beside it is a rewind, not a parallel call
+            other_id = other.record.message.id if other.record.message is not None else None
+            if (message_id is not None and other_id == message_id) or (
+                node.is_tool_call() and other.is_tool_call()
+            ):
+                found.append(other_uuid)
+        return found
+
+    def _results_below(self, uuid: str) -> list[str]:
+        """The tool_result records chained below a tool call (through progress records)."""
+        found: list[str] = []
+        frontier = [uuid]
+        for _ in range(_NON_MESSAGE_DEPTH):
+            next_frontier = []
+            for parent in frontier:
+                for child_uuid in self.children.get(parent, ()):
+                    child = self.nodes[child_uuid]
+                    if child.is_tool_result():
+                        found.append(child_uuid)
+                    elif child.record.type not in MESSAGE_TYPES:
+                        next_frontier.append(child_uuid)
+            if not next_frontier:
+                break
+            frontier = next_frontier
+        return found
+
+    def _active(self, leaf: str) -> list[str]:
+        """The chain ending at `leaf`, with parallel tool-call siblings stitched back in."""
+        path = self._walk(leaf)
+        on_path = set(path)
+        placed: set[str] = set()
+        active: list[str] = []
+        for uuid in path:
+            if uuid in placed:
+                continue
+            siblings = self._siblings(uuid, on_path)
+            if not siblings:
+                placed.add(uuid)
+                active.append(uuid)
+                continue
+            line = self.nodes.__getitem__
+            group = sorted([uuid, *siblings], key=lambda u: line(u).line)
+            results = sorted(
+                {r for g in group for r in self._results_below(g)} - placed,
+                key=lambda u: line(u).line,
+            )
+            for stitched in (*group, *results):
+                if stitched not in placed:
+                    placed.add(stitched)
+                    active.append(stitched)
+        return active
 
     def _advance(self, leaf: str) -> None:
         """Extend the imported chain to `leaf`, or rebuild it when `leaf` is on another branch."""
@@ -178,30 +364,37 @@ class ClaudeCodeImporter:
         seen: set[str] = set()
         current: str | None = leaf
         while current is not None and current not in self._chain_pos and current not in seen:
-            node = self.nodes.get(current)
-            if node is None:
-                break  # a parent outside this file (resumed session): the chain starts here
+            if current not in self.nodes:
+                break
             seen.add(current)
             path.append(current)
-            current = node.parent
-        if self._chain and current != self._chain[-1]:
-            self._rebuild(leaf)  # joins the chain further back (a rewind), or not at all
+            current = self._parent_of(current)
+        chain_end = self._chain[-1] if self._chain else None
+        relinked, self._relinked = self._relinked, False
+        simple = (
+            not relinked
+            and current == chain_end
+            and all(
+                len(self.children.get(self.nodes[u].record.parent_uuid or "", ())) <= 1
+                for u in path
+            )
+        )
+        if simple:  # the common case, O(new records): a plain append to the chain
+            for uuid in reversed(path):
+                self._append(uuid)
             return
-        for uuid in reversed(path):
-            self._append(uuid)
+        want = self._active(leaf)
+        if want[: len(self._chain)] == self._chain:
+            for uuid in want[len(self._chain) :]:
+                self._append(uuid)
+            return
+        self._rebuild(want)  # joins the chain further back (a rewind), or not at all
 
-    def _rebuild(self, leaf: str) -> None:
+    def _rebuild(self, want: list[str]) -> None:
         self.builder = HistoryBuilder()
         self.generation += 1
         self._chain, self._chain_pos, self._chain_messages = [], {}, 0
-        path: list[str] = []
-        seen: set[str] = set()
-        current: str | None = leaf
-        while current is not None and current in self.nodes and current not in seen:
-            seen.add(current)
-            path.append(current)
-            current = self.nodes[current].parent
-        for uuid in reversed(path):
+        for uuid in want:
             self._append(uuid)
 
     def _append(self, uuid: str) -> None:
@@ -211,7 +404,9 @@ class ClaudeCodeImporter:
         record = node.record
         if record.type == "system" and record.subtype == "compact_boundary":
             meta = record.compact_metadata or _CompactMetadata()
-            self.builder.begin_compaction(meta.trigger, meta.pre_tokens, node.line)
+            self.builder.begin_compaction(
+                meta.trigger, meta.pre_tokens, node.line, meta.post_tokens, meta.duration_ms
+            )
         elif record.type in MESSAGE_TYPES:
             self._chain_messages += 1
             self._apply(uuid, node)
@@ -282,14 +477,33 @@ class ClaudeCodeImporter:
         if inactive:
             skipped["inactive_branch"] = inactive
         stem = os.path.splitext(os.path.basename(self.path))[0]
+        messages = list(self.builder.messages())
+        empty_reason = None if messages else self._empty_reason(skipped)
+        notes = [skipped_lines_summary(self.skipped_lines), empty_reason]
         return ImportedTranscript(
             path=self.path,
             format="claude-code",
             session_id=self.session_id or stem,
-            messages=list(self.builder.messages()),
+            messages=messages,
             agent_compactions=list(self.builder.compactions),
             recorded_usage=list(self.builder.usage),
             skipped=dict(skipped),
             line_count=line_count,
-            warnings=self.warnings + self.builder.snapshot_warnings(),
+            warnings=[n for n in notes if n] + self.warnings + self.builder.snapshot_warnings(),
+            skipped_lines=list(self.skipped_lines),
+            empty_reason=empty_reason,
         )
+
+    def _empty_reason(self, skipped: Counter[str]) -> str:
+        sidechain, summaries = skipped.get("sidechain", 0), skipped.get("summary", 0)
+        if self._message_records:
+            return (
+                f"no messages: the {self._message_records:,} user/assistant record(s) on the "
+                "active branch hold no text, tool call or tool result"
+            )
+        if sidechain:
+            return f"subagent log: {sidechain:,} sidechain records, no main conversation"
+        if summaries:
+            return f"summary-only file: {summaries:,} summary records, no conversation"
+        kinds = ", ".join(f"{n:,} {kind}" for kind, n in skipped.most_common(3))
+        return f"no user or assistant records ({kinds or 'nothing readable'})"

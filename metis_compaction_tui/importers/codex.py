@@ -1,9 +1,13 @@
 """Codex CLI rollouts (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl).
 
 Each line is {"timestamp", "type", "payload"}: session_meta, turn_context, response_item (the
-model-visible history), event_msg (UI events, of which only token_count matters here: the rest
-repeat response items) and compacted. A rollout is linear, so unlike Claude Code there is no
-branch to choose. Older rollouts wrote response items bare, without the payload wrapper.
+model-visible history), event_msg (UI events: token_count, and user_message / agent_message,
+which repeat the response items' messages when both are written and are the only record of the
+conversation in rollouts that wrote no message items) and compacted (the agent's compaction; with
+`replacement_history`, the history the model had from then on). A rollout is linear, so unlike
+Claude Code there is no branch to choose. Older rollouts wrote response items bare, without the
+payload wrapper, after a bare {id, timestamp, instructions} header and between
+{"record_type": "state"} lines.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from metis_compaction_tui.importers.model import (
     ImportedTranscript,
     RecordedUsage,
     decode_line,
+    skipped_lines_summary,
     timestamp_ms,
 )
 
@@ -54,6 +59,9 @@ CONTEXT_PREFIXES = (
     "<skill",
     "<permissions instructions>",
 )
+
+EVENT_MESSAGES = {"user_message": "user", "agent_message": "assistant"}
+_RECENT = 8  # messages remembered to pair an event_msg with its response_item twin
 
 _decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder()
 
@@ -117,6 +125,17 @@ def _message_blocks(content: object) -> list[ContentBlock]:
     return blocks
 
 
+def _twin_text(item: dict[str, Any]) -> str:
+    """A message item's text as its event_msg twin carries it."""
+    content = item.get("content")
+    if isinstance(content, str):
+        return content.strip()
+    if not isinstance(content, list):
+        return ""
+    parts = [c.get("text") for c in content if isinstance(c, dict)]
+    return "\n".join(p for p in parts if isinstance(p, str)).strip()
+
+
 def _is_context(blocks: list[ContentBlock]) -> bool:
     return bool(blocks) and all(
         isinstance(b, TextContentBlock) and b.text.lstrip().startswith(CONTEXT_PREFIXES)
@@ -136,18 +155,22 @@ class CodexImporter:
         self.path = path
         self.session_id: str | None = None
         self.skipped: Counter[str] = Counter()
+        self.skipped_lines: list[tuple[int, str]] = []
         self.warnings: list[str] = []
         self.builder = HistoryBuilder()
         self.generation = 0  # a rollout only grows: never rebuilt
         self._last_total: object = None
         self._last_context: int | None = None
+        # Messages taken but not yet paired with their twin from the other record kind:
+        # (kind, role, text), kind "item" or "event".
+        self._unpaired: list[tuple[str, str, str]] = []
 
     def feed(self, lines: list[tuple[int, bytes]]) -> None:
         for line_number, raw in lines:
-            record = decode_line(_decoder, raw, self.path, line_number, self.warnings)
+            record = decode_line(_decoder, raw, line_number, self.skipped_lines)
             if not isinstance(record, dict):
                 if record is not None:
-                    self.warnings.append(f"line {line_number}: not a JSON object, skipped")
+                    self.skipped_lines.append((line_number, "not a JSON object"))
                 self.skipped["invalid"] += 1
                 continue
             self._record(line_number, record)
@@ -162,7 +185,10 @@ class CodexImporter:
             if kind is None and isinstance(record.get("id"), str):
                 self.session_id = self.session_id or record["id"]  # pre-wrapper session header
             else:
-                self.skipped[str(kind or record.get("record_type") or "untyped")] += 1
+                name = str(kind or record.get("record_type") or "untyped")
+                self.skipped[name] += 1
+                if kind is not None and kind not in RECORD_TYPES and kind not in ITEM_TYPES:
+                    self.skipped_lines.append((line, f"unknown record type {name!r}"))
             return
         if kind == "session_meta":
             if self.session_id is None and isinstance(payload.get("id"), str):
@@ -175,23 +201,63 @@ class CodexImporter:
             event = payload.get("type")
             if event == "token_count":
                 self._token_count(payload)
+            elif event in EVENT_MESSAGES:
+                self._event_message(line, str(event), payload, ts)
             else:
                 self.skipped[f"event_msg.{event}"] += 1
         else:
-            self.skipped[str(kind)] += 1
+            self.skipped[str(kind)] += 1  # turn_context, or a record type we do not know
+            if kind not in RECORD_TYPES:
+                self.skipped_lines.append((line, f"unknown record type {str(kind)!r}"))
 
-    def _item(self, line: int, item: dict[str, Any], ts: int | None) -> None:
+    def _is_twin(self, kind: str, role: str, text: str) -> bool:
+        """Codex writes a message twice (response_item and event_msg), in either order, or
+        only once: take the first of a pair, and each message that has no twin."""
+        for position, (other_kind, other_role, other_text) in enumerate(self._unpaired):
+            if other_kind != kind and other_role == role and other_text == text:
+                del self._unpaired[position]
+                return True
+        self._unpaired.append((kind, role, text))
+        del self._unpaired[:-_RECENT]
+        return False
+
+    def _event_message(
+        self, line: int, event: str, payload: dict[str, Any], ts: int | None
+    ) -> None:
+        role = EVENT_MESSAGES[event]
+        message = payload.get("message")
+        text = message.strip() if isinstance(message, str) else ""
+        if not text or self._is_twin("event", role, text):
+            self.skipped[f"event_msg.{event}"] += 1
+            return
+        target = Role.USER if role == "user" else Role.ASSISTANT
+        self.builder.add(target, TextContentBlock(text), msg_id=f"line-{line}", ts=ts)
+        images = payload.get("images")
+        if role == "user" and isinstance(images, list) and images:
+            for _ in images:
+                self.builder.add(target, TextContentBlock("[image]"), msg_id=f"line-{line}", ts=ts)
+
+    def _item(
+        self, line: int, item: dict[str, Any], ts: int | None, *, replacement: bool = False
+    ) -> None:
         kind = item.get("type")
         msg_id = f"line-{line}"
-        add = self.builder.add
+        builder = self.builder
+
+        def add(role: Role, block: ContentBlock, *, msg_id: str, ts: int | None) -> None:
+            builder.add(role, block, msg_id=msg_id, ts=ts, synthetic=replacement)
+
         if kind == "message":
             role = item.get("role")
             blocks = _message_blocks(item.get("content"))
+            text = "\n".join(b.text for b in blocks if isinstance(b, TextContentBlock)).strip()
             if role not in ("user", "assistant"):
                 self.skipped[f"message.{role}"] += 1  # developer / system instructions
             elif role == "user" and _is_context(blocks):
                 self.skipped["message.user_context"] += 1
-            else:
+            elif not replacement and self._is_twin("item", str(role), _twin_text(item)):
+                self.skipped[f"message.{role}_repeated"] += 1
+            elif text or blocks:
                 target = Role.USER if role == "user" else Role.ASSISTANT
                 for block in blocks:
                     add(target, block, msg_id=msg_id, ts=ts)
@@ -217,11 +283,20 @@ class CodexImporter:
 
     def _compacted(self, line: int, payload: dict[str, Any], ts: int | None) -> None:
         message = payload.get("message")
-        text = message if isinstance(message, str) and message else "(summary not recorded)"
         trigger = payload.get("trigger")
         self.builder.begin_compaction(
             trigger if isinstance(trigger, str) else None, self._last_context, line
         )
+        self._unpaired.clear()  # nothing before the compaction pairs with what follows
+        replacement = payload.get("replacement_history")
+        if isinstance(replacement, list) and replacement:
+            # What the model had from here on: kept user messages and the summary.
+            for item in replacement:
+                if isinstance(item, dict):
+                    self._item(line, item, ts, replacement=True)
+        if self.builder.pending_compaction is None:
+            return  # the replacement history held the summary
+        text = message if isinstance(message, str) and message else "(summary not recorded)"
         # Codex hands the summary to the model as a user message; so do we, marked synthetic.
         block = TextContentBlock(text)
         self.builder.add(Role.USER, block, msg_id=f"line-{line}", ts=ts, synthetic=True)
@@ -250,14 +325,23 @@ class CodexImporter:
 
     def transcript(self, line_count: int) -> ImportedTranscript:
         stem = os.path.splitext(os.path.basename(self.path))[0]
+        skipped = self.skipped + self.builder.skipped
+        messages = list(self.builder.messages())
+        empty_reason = None
+        if not messages:
+            kinds = ", ".join(f"{n:,} {kind}" for kind, n in skipped.most_common(3))
+            empty_reason = f"no user or assistant messages ({kinds or 'nothing readable'})"
+        notes = [skipped_lines_summary(self.skipped_lines), empty_reason]
         return ImportedTranscript(
             path=self.path,
             format="codex",
             session_id=self.session_id or stem,
-            messages=list(self.builder.messages()),
+            messages=messages,
             agent_compactions=list(self.builder.compactions),
             recorded_usage=list(self.builder.usage),
-            skipped=dict(self.skipped + self.builder.skipped),
+            skipped=dict(skipped),
             line_count=line_count,
-            warnings=self.warnings + self.builder.snapshot_warnings(),
+            warnings=[n for n in notes if n] + self.warnings + self.builder.snapshot_warnings(),
+            skipped_lines=list(self.skipped_lines),
+            empty_reason=empty_reason,
         )

@@ -36,6 +36,8 @@ class AgentCompaction(msgspec.Struct, frozen=True):
     trigger: str | None  # "auto" / "manual" as the agent recorded it; Codex records none
     pre_tokens: int | None  # context size just before compacting, when known
     line_number: int
+    post_tokens: int | None = None  # context size just after, when the log has it
+    duration_ms: int | None = None  # how long the agent took to compact, when the log has it
 
 
 class RecordedUsage(msgspec.Struct, frozen=True):
@@ -63,30 +65,58 @@ class ImportedTranscript(msgspec.Struct):
     skipped: dict[str, int]  # what was not imported as messages, by record kind
     line_count: int
     warnings: list[str]
+    # Lines not read at all (broken JSON, unknown record types), as (line number, reason).
+    skipped_lines: list[tuple[int, str]] = []
+    # Why there are no messages, when there are none ("subagent log: 12 sidechain records ...").
+    empty_reason: str | None = None
+
+
+SKIPPED_LINES_SHOWN = 5
+
+
+def skipped_lines_summary(lines: list[tuple[int, str]]) -> str | None:
+    """One sentence for the user: '2 lines skipped (line 1834: invalid JSON; line 2001: ...)'."""
+    if not lines:
+        return None
+    shown = "; ".join(f"line {n}: {reason}" for n, reason in lines[:SKIPPED_LINES_SHOWN])
+    more = len(lines) - SKIPPED_LINES_SHOWN
+    if more > 0:
+        shown += f"; {more:,} more"
+    noun = "line" if len(lines) == 1 else "lines"
+    return f"{len(lines):,} {noun} skipped ({shown})"
 
 
 class TranscriptError(ValueError):
-    """A transcript line that cannot be read at all (not JSON, unrecognised format)."""
+    """A file that is not a transcript at all (no transcript record, not a regular file);
+    `line_number` is 0 when no line is to blame."""
 
     def __init__(self, path: str | os.PathLike[str], line_number: int, detail: str) -> None:
-        super().__init__(f"{os.path.basename(os.fspath(path))}:{line_number}: {detail}")
+        where = os.path.basename(os.fspath(path))
+        located = f"{where}:{line_number}" if line_number else where
+        super().__init__(f"{located}: {detail}")
         self.path = os.fspath(path)
         self.line_number = line_number
         self.detail = detail
 
+    def located(self) -> str:
+        """One line for the user: the full path, the line when there is one, what is wrong."""
+        line = f", line {self.line_number}" if self.line_number else ""
+        return f"{self.path}{line}: {self.detail}"
+
 
 def decode_line(
-    decoder: msgspec.json.Decoder, raw: bytes, path: str, line_number: int, warnings: list[str]
+    decoder: msgspec.json.Decoder, raw: bytes, line_number: int, skipped: list[tuple[int, str]]
 ) -> object | None:
-    """Broken JSON is fatal (the file is not what we think it is); valid JSON of an unexpected shape
-    is one odd record, so it is warned about and skipped."""
+    """One bad line (torn by a crash, cut by a copy, an odd shape) is skipped and noted with its
+    line number; the rest of the file is still read."""
     try:
         return decoder.decode(raw)
     except msgspec.ValidationError as exc:
-        warnings.append(f"line {line_number}: unexpected record shape, skipped: {exc}")
+        skipped.append((line_number, f"unexpected record shape ({exc})"))
         return None
-    except msgspec.DecodeError as exc:
-        raise TranscriptError(path, line_number, f"not valid JSON: {exc}") from None
+    except msgspec.DecodeError:
+        skipped.append((line_number, "invalid JSON"))
+        return None
 
 
 def timestamp_ms(value: object) -> int | None:
@@ -145,7 +175,8 @@ class HistoryBuilder:
         self._usage_keys: dict[str, int] = {}
         self.usage_changed_from = 0
         self.compactions: list[AgentCompaction] = []
-        self.pending_compaction: tuple[str | None, int | None, int] | None = None
+        # The compaction whose summary is still to come: its fields, message_index left at -1.
+        self.pending_compaction: AgentCompaction | None = None
         self.skipped: Counter[str] = Counter()
         self.warnings: list[str] = []
 
@@ -192,8 +223,8 @@ class HistoryBuilder:
         if synthetic:
             draft.synthetic = True
             if self.pending_compaction is not None:
-                trigger, pre_tokens, line = self.pending_compaction
-                self.compactions.append(AgentCompaction(index, trigger, pre_tokens, line))
+                compaction = msgspec.structs.replace(self.pending_compaction, message_index=index)
+                self.compactions.append(compaction)
                 self.pending_compaction = None
         return index
 
@@ -210,13 +241,22 @@ class HistoryBuilder:
             self.warnings.append(f"tool_result {tool_id!r} answers no tool_use; kept as text")
             draft.blocks.append(TextContentBlock(f"[tool result {tool_id}]\n{block.content}"))
 
-    def begin_compaction(self, trigger: str | None, pre_tokens: int | None, line: int) -> None:
+    def begin_compaction(
+        self,
+        trigger: str | None,
+        pre_tokens: int | None,
+        line: int,
+        post_tokens: int | None = None,
+        duration_ms: int | None = None,
+    ) -> None:
         """The agent compacted here; the next synthetic block is its summary."""
         if self.pending_compaction is not None:
             self.warnings.append(
-                f"line {self.pending_compaction[2]}: compaction without a summary message"
+                f"line {self.pending_compaction.line_number}: compaction without a summary message"
             )
-        self.pending_compaction = (trigger, pre_tokens, line)
+        self.pending_compaction = AgentCompaction(
+            -1, trigger, pre_tokens, line, post_tokens, duration_ms
+        )
 
     def record_usage(self, key: str | None, usage: RecordedUsage) -> None:
         """`key` identifies one model response: a response split over several records reports
@@ -245,6 +285,6 @@ class HistoryBuilder:
     def snapshot_warnings(self) -> list[str]:
         warnings = list(self.warnings)
         if self.pending_compaction is not None:
-            line = self.pending_compaction[2]
+            line = self.pending_compaction.line_number
             warnings.append(f"line {line}: compaction has no summary message (yet)")
         return warnings

@@ -8,6 +8,8 @@ has seen every line and a fresh load always agree.
 from __future__ import annotations
 
 import os
+import stat
+from collections import Counter
 from collections.abc import Callable
 from typing import BinaryIO, Protocol
 
@@ -26,6 +28,7 @@ from metis_compaction_tui.importers.model import (
 
 _DETECT_LINES = 20  # undecided after this many records: not a transcript we know
 _HEAD_BYTES = 64  # compared on every poll to notice a file replaced in place
+_LEGACY_CODEX_HEADER = frozenset({"id", "timestamp"})  # an old rollout's untyped first line
 _FEED_BATCH = 20_000  # lines imported between two progress reports
 
 
@@ -70,6 +73,7 @@ class _Importer(Protocol):
     format: str
     builder: HistoryBuilder
     generation: int
+    skipped_lines: list[tuple[int, str]]
 
     def feed(self, lines: list[tuple[int, bytes]]) -> None: ...
 
@@ -90,12 +94,13 @@ def _guess_format(path: str) -> TranscriptFormat:
 
 def detect_format(lines: list[tuple[int, bytes]]) -> TranscriptFormat | None:
     """Decide from content: Codex wraps every record as {type, payload}; Claude Code's record
-    types are its own. None while no line is decisive."""
-    for _, raw in lines[:_DETECT_LINES]:
+    types are its own. None while no line is decisive (broken lines are passed over: the
+    importer reports them with their line numbers)."""
+    for _, raw in lines:
         try:
             probe = _probe.decode(raw)
         except msgspec.DecodeError:
-            continue  # the importer reports it with its line number
+            continue
         kind = probe.type
         if not isinstance(kind, str):
             continue
@@ -110,16 +115,92 @@ def detect_format(lines: list[tuple[int, bytes]]) -> TranscriptFormat | None:
 
 
 def _fallback_format(path: str, lines: list[tuple[int, bytes]]) -> TranscriptFormat:
-    """No record said which agent wrote the file: trust a rollout's name, else name the problem
-    (a broken line reads better as itself than as an unknown format)."""
+    """No record said which agent wrote the file: trust a rollout's name, else refuse the file
+    with one line saying what it looks like instead."""
     if os.path.basename(path).startswith("rollout-"):
         return "codex"
-    for line_number, raw in lines:
+    raise TranscriptError(path, lines[0][0], describe_non_transcript(lines))
+
+
+def describe_non_transcript(lines: list[tuple[int, bytes]]) -> str:
+    """What a file with no transcript record looks like, in a few words."""
+    if any(b"\0" in raw for _, raw in lines):
+        return "not a transcript: binary data (NUL bytes), not lines of JSON"
+    objects, others, broken = 0, 0, 0
+    keys: Counter[str] = Counter()
+    for _, raw in lines:
         try:
-            msgspec.json.decode(raw)
-        except msgspec.DecodeError as exc:
-            raise TranscriptError(path, line_number, f"not valid JSON: {exc}") from None
-    raise TranscriptError(path, lines[0][0], "unrecognised transcript format")
+            value = msgspec.json.decode(raw)
+        except msgspec.DecodeError:
+            broken += 1
+            continue
+        if isinstance(value, dict):
+            objects += 1
+            keys.update(k for k in value if isinstance(k, str))
+        else:
+            others += 1
+    total = len(lines)
+    noun = "line" if total == 1 else "lines"
+    if broken == total:
+        return f"not a transcript: none of its {total:,} {noun} is JSON"
+    if objects:
+        common = ", ".join(repr(safe_key(k)) for k, _ in keys.most_common(4))
+        are = "is a JSON object" if objects == 1 else "are JSON objects"
+        return (
+            f"not a transcript: {objects:,} of {total:,} {noun} {are}, none a Claude Code or "
+            f"Codex record (keys {common})"
+        )
+    return f"not a transcript: {others:,} of {total:,} {noun} are JSON, but not objects"
+
+
+def _never_a_record(rest: bytes) -> bool:
+    """An unterminated start of a file that no amount of appending turns into a JSONL record:
+    NUL bytes (a preallocated or zeroed file) or text that does not open a JSON object."""
+    return b"\0" in rest or rest.lstrip()[:1] != b"{"
+
+
+def _none_a_record(lines: list[tuple[int, bytes]]) -> bool:
+    """No line so far is even shaped like an agent's record (a JSON object with a string
+    `type`, or an old Codex rollout's header): binary data, text, JSON of something else.
+    Waiting for more lines would show it as an empty session for ever, so it is refused at
+    once. (A typed record of a kind we do not know yet is waited on: the next lines may say
+    which agent wrote it.)"""
+    for _, raw in lines:
+        if b"\0" in raw:
+            return True
+        try:
+            value = msgspec.json.decode(raw)
+        except msgspec.DecodeError:
+            continue
+        if isinstance(value, dict) and (
+            isinstance(value.get("type"), str) or value.keys() >= _LEGACY_CODEX_HEADER
+        ):
+            return False
+    return True
+
+
+def special_file_problem(path: str, mode: int) -> str | None:
+    """Why a path that is not a regular file cannot be read as a transcript (reading a named
+    pipe would block until some other program writes to it)."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        kind = "a named pipe (FIFO)"
+    elif stat.S_ISDIR(mode):
+        kind = "a folder"
+    elif stat.S_ISSOCK(mode):
+        kind = "a socket"
+    elif stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        kind = "a device"
+    else:
+        kind = "not a regular file"
+    return f"{kind}, not a regular file; a transcript is read from a file (copy it into one)"
+
+
+def safe_key(key: str) -> str:
+    """A key from the file, short and printable (it is shown to the user)."""
+    cleaned = "".join(c if c.isprintable() else "?" for c in key)
+    return cleaned[:24]
 
 
 def _split_lines(
@@ -154,6 +235,36 @@ def _split_lines(
     return lines, len(data), line_number + 1, True, False
 
 
+_PROBE_BYTES = 64 * 1024
+
+
+def probe_head(path: str | os.PathLike[str]) -> str | None:
+    """Why a file can be told not to be a transcript from its first 64 KiB alone (not a regular
+    file, binary, no record-shaped line), or None when it may be one. Cheap: a folder's files
+    are probed so that a bad one is listed with its problem before anyone picks it."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as f:
+            problem = special_file_problem(os.fspath(path), os.fstat(f.fileno()).st_mode)
+            if problem is not None:
+                return problem
+            head = f.read(_PROBE_BYTES)
+    except OSError as error:
+        return str(error.strerror or error)
+    lines, consumed, _, _, _ = _split_lines(head, 0, False)
+    if not lines:
+        rest = head[consumed:]
+        if b"\0" in rest:
+            return describe_non_transcript([(1, rest)])
+        if rest.strip() and _never_a_record(rest):
+            more = "+" if len(head) == _PROBE_BYTES else ""
+            return f"not a transcript: {len(rest):,}{more} bytes without a newline, not JSON"
+        return None
+    if detect_format(lines) is None and _none_a_record(lines):
+        return describe_non_transcript(lines)
+    return None
+
+
 class TranscriptTail:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
@@ -185,8 +296,10 @@ class TranscriptTail:
         self, *, final: bool = False, progress: Callable[[int, int], None] | None = None
     ) -> TailUpdate:
         """Read what was appended since the last poll. `final` treats the file as finished: an
-        incomplete last line is reported instead of waited for, and an unrecognised format
-        raises at once. `progress(lines done, lines read)` is called as a long read goes."""
+        incomplete last line is reported instead of waited for, and a file with no transcript
+        record at all raises TranscriptError at once (see also `refuse_undecided`).
+        `progress(lines done, lines read)` is called as a long read goes."""
+        self._refuse_special()
         try:
             with open(self.path, "rb") as f:
                 reset = self._check_identity(f)
@@ -287,8 +400,44 @@ class TranscriptTail:
                 recorded_usage=[],
                 skipped={},
                 line_count=self._line_count,
-                warnings=list(self._warnings),
+                warnings=[*self._warnings, "empty file: no records yet"],
+                empty_reason="empty file: no records yet",
             )
         result = self._importer.transcript(self._line_count)
         result.warnings = self._warnings + result.warnings
         return result
+
+    @property
+    def skipped_line_count(self) -> int:
+        """Lines skipped so far (O(1): a consumer polls it to notice new ones)."""
+        importer = self._importer
+        return len(importer.skipped_lines) if importer is not None else 0
+
+    def _refuse_special(self) -> None:
+        """A named pipe (a device, ...) is refused before it is opened: opening a pipe for
+        reading would wait for some other program to write to it."""
+        try:
+            mode = os.stat(self.path).st_mode
+        except OSError:
+            return  # missing or unreadable: the read says so
+        problem = special_file_problem(self.path, mode)
+        if problem is not None:
+            raise TranscriptError(self.path, 0, problem)
+
+    def refuse_undecided(self, *, final: bool = False) -> None:
+        """While no line has said which agent wrote the file, refuse one that never will (NUL
+        bytes, text, JSON of something else: waiting would show it as an empty session for
+        ever) and, with `final`, one whose only content is an unfinished line. O(1) once the
+        format is known; before, a read of at most the first 64 KiB."""
+        if self._importer is not None:
+            return
+        problem = probe_head(self.path)
+        if problem is None and final:
+            try:
+                size = os.stat(self.path).st_size
+            except OSError:
+                return
+            if size and self._line_count == 0:
+                problem = f"not a transcript: {size:,} bytes without a newline, not a JSON record"
+        if problem is not None:
+            raise TranscriptError(self.path, 1, problem)

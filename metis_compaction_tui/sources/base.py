@@ -53,6 +53,7 @@ class SessionRow:
     hard_cap_tokens: int
     action: TriggerAction
     updated_at_ms: int = 0
+    problem: str | None = None  # a file that cannot be read: why (it is no empty session)
 
 
 @dataclass

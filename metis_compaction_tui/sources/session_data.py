@@ -71,8 +71,11 @@ class CompactionInfo:
 class EventRow:
     event_id: int
     event_type: str
-    event: CompactionEvent
+    event: CompactionEvent | AgentCompactionView  # ours (§6), or one the agent made itself
     created_at_ms: int
+
+
+AGENT_COMPACTION = "agent.compaction"  # EventRow.event_type of a transcript's own compaction
 
 
 def build_timeline(
@@ -121,6 +124,8 @@ class AgentCompactionView:
     trigger: str | None  # "auto" / "manual" where the log records it
     pre_tokens: int | None  # the context size the agent recorded just before
     estimate_tokens: int  # our estimate of the messages in its context then
+    post_tokens: int | None = None  # the context size just after, where the log records it
+    duration_ms: int | None = None  # how long the agent took, where the log records it
 
 
 @dataclass(frozen=True)

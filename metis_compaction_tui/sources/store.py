@@ -9,6 +9,7 @@ checks the file's identity and reports the change as a problem until the store i
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator

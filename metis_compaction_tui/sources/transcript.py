@@ -38,13 +38,16 @@ from metis_compaction_tui.importers import (
     TranscriptTail,
     default_transcript_roots,
     find_transcripts,
+    probe_head,
 )
 from metis_compaction_tui.sources.base import SessionRow, SourceChange, SourceUnavailable
 from metis_compaction_tui.sources.memory import MemorySource
 from metis_compaction_tui.sources.session_data import (
+    AGENT_COMPACTION,
     AgentCompactionView,
     AgentView,
     CompactionInfo,
+    EventRow,
     SessionData,
 )
 
@@ -82,8 +85,24 @@ class Recording:
         self.tail = TranscriptTail(path)
         self.read = False  # imported at least once
         self.line_count = 0
-        self.problem: str | None = None
+        self.problem: str | None = None  # why the file cannot be read, while it cannot
+        self.notes: tuple[str, ...] = ()  # what the import skipped or could not make sense of
+        self.events_sent = 0  # the agent's compactions delivered as events
+        self.probed = False  # its head looked at for a file that is plainly no transcript
+        self._notes_key: tuple[int, bool] | None = None
         self._restart()
+
+    def refresh_notes(self) -> bool:
+        """Re-read the import's warnings when what they depend on moved (a line skipped, the
+        session going empty or not); O(1) otherwise. Returns whether they changed."""
+        key = (self.tail.skipped_line_count, not self.messages)
+        if key == self._notes_key:
+            return False
+        self._notes_key = key
+        notes = tuple(self.tail.transcript().warnings[:20])  # O(messages), only on a change
+        changed = notes != self.notes
+        self.notes = notes
+        return changed
 
     def _restart(self) -> None:
         self.messages: list[Message] = []
@@ -133,9 +152,29 @@ class Recording:
             estimate = self.cumulative[index] - self.cumulative[min(previous, index)]
             message_id = self.messages[index].id if index < len(self.messages) else ""
             self._views.append(
-                AgentCompactionView(c.message_index, message_id, c.trigger, c.pre_tokens, estimate)
+                AgentCompactionView(
+                    c.message_index,
+                    message_id,
+                    c.trigger,
+                    c.pre_tokens,
+                    estimate,
+                    c.post_tokens,
+                    c.duration_ms,
+                )
             )
             self._starts.append(c.message_index)
+
+    def agent_events(self, start: int = 0) -> list[EventRow]:
+        """The agent's own compactions from the `start`th on, as rows of the events timeline.
+        Negative ids keep them apart from the what-if events of the scratch session."""
+        self._sync_views()
+        rows = []
+        for position, view in enumerate(self._views[start:], start):
+            index = view.message_index
+            message = self.messages[index] if 0 <= index < len(self.messages) else None
+            when = message.metadata.created_at_ms if message is not None else None
+            rows.append(EventRow(-(position + 1), AGENT_COMPACTION, view, when or 0))
+        return rows
 
     def context_start(self, index: int) -> int:
         """Where the agent's context began for messages[index]: its latest summary before it."""
@@ -160,7 +199,7 @@ class Recording:
             self.recorded_total += entry.context_tokens
             self.estimate_total += estimate
 
-    def view(self, notes: tuple[str, ...] = ()) -> AgentView:
+    def view(self, notes: tuple[str, ...] | None = None) -> AgentView:
         """O(new compactions and fires) a call: it rides on every poll's change."""
         self._sync_views()
         if len(self._views) != len(self._views_shown):
@@ -180,7 +219,7 @@ class Recording:
             last_estimate_tokens=last[1],
             recorded_total=self.recorded_total,
             estimate_total=self.estimate_total,
-            notes=notes,
+            notes=self.notes if notes is None else notes,
         )
 
 
@@ -188,6 +227,7 @@ class TranscriptSource:
     """A SessionSource over transcript files; what-ifs go to `scratch` (a workspace folder)."""
 
     writable = True  # compact now and undo act on the in-memory copy, never the file
+    noun = "file"  # what the app calls it: a transcript is a file, not a store
     tunable = True
     after_compaction = "A what-if: the transcript is unchanged; new lines still tail in."
     progress: Callable[[str], None] | None = None  # set by the app
@@ -239,17 +279,23 @@ class TranscriptSource:
             if report is not None:
                 report(f"reading {name}: {done * 100 // total}% of {total:,} lines")
 
+        if recording.read and not recording.path.exists():
+            # Gone (deleted, moved): a problem until it is back, not a session emptied.
+            recording.problem = "the file is gone (deleted or moved)"
+            raise SourceUnavailable(f"{recording.path}: {recording.problem}")
         try:
             update = recording.tail.poll(progress=lines_read if report else None)
+            recording.tail.refuse_undecided()  # never an empty session for a file of junk
         except TranscriptError as error:
-            recording.problem = str(error)
-            problem = f"{recording.path}, line {error.line_number}: {error.detail}"
-            raise SourceUnavailable(problem) from None
+            recording.problem = error.detail
+            raise SourceUnavailable(error.located()) from None
         except OSError as error:
-            raise SourceUnavailable(f"{recording.path}: {error.strerror or error}") from None
+            recording.problem = str(error.strerror or error)
+            raise SourceUnavailable(f"{recording.path}: {recording.problem}") from None
         recording.problem = None
         lines_moved = update.line_count != recording.line_count
         recording.line_count = update.line_count
+        lines_moved = recording.refresh_notes() or lines_moved
         if not update.changed and not first:
             # Skipped records (snapshots, progress) move only the line count.
             return (
@@ -271,9 +317,13 @@ class TranscriptSource:
         elif not rebuild:
             self.memory.extend(session_id, new)
         if rebuild:
-            self._rebuild(recording)
+            self._rebuild(recording)  # the reload (load) delivers every event again
         recording.read = True
-        return SourceChange(session_id, agent=recording.view())
+        recording.refresh_notes()  # the session may have gone from empty to not
+        view = recording.view()
+        events = [] if rebuild else recording.agent_events(recording.events_sent)
+        recording.events_sent = len(view.compactions)
+        return SourceChange(session_id, new_events=events, agent=view)
 
     def _rebuild(self, recording: Recording) -> None:
         """The session from the recording alone: what-ifs dropped, a reload for the app."""
@@ -306,8 +356,24 @@ class TranscriptSource:
             rows = {row.session_id: row for row in self.memory.sessions()}
             listed = []
             for session_id, recording in self.recordings.items():
+                if not recording.read and not recording.probed:
+                    recording.probed = True  # 64 KiB once: a bad file is named before picked
+                    recording.problem = probe_head(recording.path)
                 row = rows.get(session_id)
-                if row is None:  # not read yet: read when picked
+                if recording.problem is not None:  # never an empty session: what is wrong
+                    config = recording.config
+                    row = SessionRow(
+                        session_id,
+                        f"{recording.title} (not read)",
+                        0,
+                        0,
+                        config.compaction_threshold_tokens,
+                        config.compaction_hard_cap_tokens,
+                        TriggerAction.SKIP,
+                        int(_mtime(recording.path) * 1000),
+                        problem=recording.problem,
+                    )
+                elif row is None:  # not read yet: read when picked
                     config = recording.config
                     row = SessionRow(
                         session_id,
@@ -328,10 +394,10 @@ class TranscriptSource:
             data = self.memory.load(session_id)
             # What is queued for this session is in `data` already: no second reload for it.
             self.memory.loaded(session_id)
-            transcript = recording.tail.transcript()  # O(messages), once a load
-            notes = [f"skipped {n:,} {kind} record(s)" for kind, n in transcript.skipped.items()]
-            notes += transcript.warnings[:20]
-            data.agent = recording.view(tuple(notes))
+            recording.refresh_notes()
+            data.agent = recording.view()
+            data.events = recording.agent_events() + data.events
+            recording.events_sent = len(data.agent.compactions)
             data.source_label = str(recording.path)
             return data
 
@@ -339,16 +405,33 @@ class TranscriptSource:
         with self.lock:
             agent_changes = []
             for recording in self.recordings.values():
-                if recording.read:
+                if not recording.read:
+                    continue
+                had_problem = recording.problem is not None
+                try:
                     change = self._read(recording)
-                    if change is not None:
-                        agent_changes.append(change)
+                except SourceUnavailable:
+                    if len(self.recordings) == 1:
+                        raise  # the one file the app shows: a banner names the problem
+                    # One bad file in a folder does not stop the others: its row says why.
+                    if not had_problem:
+                        agent_changes.append(
+                            SourceChange(recording.session_id, sessions_changed=True)
+                        )
+                    continue
+                if had_problem:
+                    agent_changes.append(SourceChange(recording.session_id, sessions_changed=True))
+                if change is not None:
+                    agent_changes.append(change)
             changes = self.memory.poll()
             # The agent's facts ride on the session's last change, or on one of their own.
-            latest = {c.session_id: c for c in agent_changes}
+            latest = {c.session_id: c for c in agent_changes if c.agent is not None}
+            changes += [c for c in agent_changes if c.agent is None]
             for change in reversed(changes):
                 if change.session_id in latest and change.agent is None:
-                    change.agent = latest.pop(change.session_id).agent
+                    own = latest.pop(change.session_id)
+                    change.agent = own.agent
+                    change.new_events = own.new_events + change.new_events
             return changes + list(latest.values())
 
     def wait(self, timeout_s: float, wake: threading.Event) -> None:
@@ -383,6 +466,8 @@ def discover_transcripts(path: Path | None, limit: int = DEFAULT_LIMIT) -> list[
         return [path]
     if path is not None and not path.exists():
         raise FileNotFoundError(f"{path} does not exist")
+    if path is not None and not path.is_dir():
+        return [path]  # a named pipe, a device: reading it refuses it, saying what it is
     roots = [path] if path is not None else default_transcript_roots()
     found: list[Path] = []
     for root in roots:
@@ -400,6 +485,7 @@ def read_recording(path: Path, config: CompactionConfig) -> Recording:
     a malformed line and OSError for a file that cannot be read."""
     recording = Recording(path, path.stem, config)
     update = recording.tail.poll(final=True)
+    recording.tail.refuse_undecided(final=True)
     recording.apply(True, 0, update.messages)
     recording.compactions = list(update.agent_compactions)
     recording.take_usage(0, update.recorded_usage)

@@ -14,7 +14,12 @@ from rich.text import Text
 
 from engine import CompactionCompleted, CompactionFailed, CompactionStarted
 from metis_compaction_tui.safe_text import safe_text
-from metis_compaction_tui.sources.session_data import EventRow, money, short_tokens
+from metis_compaction_tui.sources.session_data import (
+    AgentCompactionView,
+    EventRow,
+    money,
+    short_tokens,
+)
 from metis_compaction_tui.widgets.row_list import RowList
 
 
@@ -30,6 +35,7 @@ class EventsTimeline(RowList):
         "events--started",
         "events--completed",
         "events--failed",
+        "events--agent",
         "events--detail",
     }
     empty_text = "no compaction events yet"
@@ -75,6 +81,9 @@ class EventsTimeline(RowList):
                 f"{event.latency_ms:,} ms{key}",
                 detail,
             )
+        elif isinstance(event, AgentCompactionView):
+            text.append("◆ agent     ", style("events--agent"))
+            text.append_text(safe_text(agent_compaction_text(event), detail, single_line=True))
         elif isinstance(event, CompactionFailed):
             text.append("✗ failed    ", style("events--failed"))
             text.append(f"{event.failure_mode} ", style("events--failed"))
@@ -88,3 +97,17 @@ class EventsTimeline(RowList):
                 text.append(" · ", detail)
                 text.append_text(safe_text(event.error_message, detail, single_line=True))
         return text
+
+
+def agent_compaction_text(view: AgentCompactionView) -> str:
+    """`auto      at 12 · 167k→21k tok · 38.5 s`: what the agent recorded of its own
+    compaction (a figure it did not record is left out)."""
+    pieces = [f"at {view.message_index}"]
+    before = short_tokens(view.pre_tokens) if view.pre_tokens is not None else "?"
+    if view.pre_tokens is not None or view.post_tokens is not None:
+        after = short_tokens(view.post_tokens) if view.post_tokens is not None else "?"
+        pieces.append(f"{before}→{after} tok")
+    if view.duration_ms is not None:
+        pieces.append(f"{view.duration_ms / 1000:.1f} s")
+    trigger = view.trigger or "compacted"  # Codex records no trigger
+    return f"{trigger[:9]:<9} " + " · ".join(pieces)

@@ -44,6 +44,11 @@ def session_prompt(
         )
     )
     text.append("\n  ")
+    if row.problem is not None:  # a file that cannot be read: why, not an empty pressure bar
+        text.append_text(
+            safe_text(f"✗ {row.problem}", palette["forced"], single_line=True, max_chars=width - 2)
+        )
+        return text
     scale = max(row.hard_cap_tokens, row.pending_history_tokens, 1)
     filled = min(BAR_CELLS, round(row.pending_history_tokens / scale * BAR_CELLS))
     if row.pending_history_tokens >= row.hard_cap_tokens:

@@ -3,6 +3,7 @@ a what-if compaction that never writes the transcript."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -15,7 +16,9 @@ from metis_compaction_tui.screens.compact_now import CompactNowScreen
 from metis_compaction_tui.screens.knobs import KnobsScreen
 from metis_compaction_tui.sources.transcript import TranscriptSource
 from metis_compaction_tui.widgets.agent_panel import AgentPanel
+from metis_compaction_tui.widgets.events_timeline import EventsTimeline
 from metis_compaction_tui.widgets.message_list import MessageList
+from metis_compaction_tui.widgets.session_list import session_prompt
 from metis_compaction_tui.widgets.store_banner import StoreBanner
 from metis_compaction_tui.widgets.trigger_panel import TriggerPanel
 from tests.app.app_helpers import (
@@ -25,7 +28,7 @@ from tests.app.app_helpers import (
     wait_until,
     wait_workers,
 )
-from tests.importers.test_importers import SHARED
+from tests.importers.test_importers import OURS, SHARED
 from tests.transcript_writer import ClaudeCodeWriter
 
 CONFIG = CompactionConfig(
@@ -164,18 +167,128 @@ def writer_last_id(path: Path) -> str:
     return load_transcript(path).messages[-1].id
 
 
-async def test_a_malformed_line_shows_a_banner_naming_the_line(tmp_path: Path) -> None:
+async def test_the_events_timeline_shows_the_agents_own_compaction(tmp_path: Path) -> None:
+    path = tmp_path / "compacted.jsonl"
+    shutil.copy(OURS / "claude-code" / "preserved_segment.jsonl", path)
+    app = _app(path, tmp_path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await loaded(pilot, app)
+        events = app.query_one(EventsTimeline)
+        assert events.row_count() == 1
+        row = events.render_row(0, 120).plain
+        assert "◆ agent" in row and "auto" in row
+        assert "167k→21k tok" in row and "38.5 s" in row
+
+
+async def test_a_folder_lists_bad_files_with_their_problem_and_opens_a_good_one(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "logs"
+    shutil.copytree(OURS / "folder", folder)
+    os.utime(folder / "unreadable.jsonl", (2e9, 2e9))  # the newest: listed first
+    source = TranscriptSource.for_path(folder, scratch=tmp_path / "scratch", config=CONFIG)
+    app = MetisInspector(source, poll_interval_s=0.05)
+    notices = _record_notices(app)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await loaded(pilot, app, "good-session")
+        assert app.data is not None and app.data.message_count == 8
+        shown = {
+            row.session_id: session_prompt(row, False, 200).plain.split("\n")[1] for row in app.rows
+        }
+        assert shown["unreadable"].strip() == (
+            "✗ not a transcript: binary data (NUL bytes), not lines of JSON"
+        )
+        assert "✗ not a transcript: 2 of 2 lines are JSON objects" in shown["notes"]
+        assert "█" in shown["good-session"] or "░" in shown["good-session"]  # its pressure
+        assert app.rows[0].session_id == "unreadable"
+        await pilot.pause(0.3)
+        assert not app.query_one(StoreBanner).display and notices == []
+
+
+async def test_an_empty_session_says_why_once(tmp_path: Path) -> None:
+    path = tmp_path / "agent-a7f3.jsonl"
+    shutil.copy(OURS / "claude-code" / "agent-a7f3.jsonl", path)
+    app = _app(path, tmp_path)
+    notices = _record_notices(app)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        why = "subagent log: 4 sidechain records, no main conversation"
+        await wait_until(pilot, lambda: why in notices, what="the reason")
+        await pilot.pause(0.3)
+        assert notices == [why]
+
+
+def _record_notices(app: MetisInspector) -> list[str]:
+    """Every notice the app raises, kept (toasts expire; the count is what is tested)."""
+    notices: list[str] = []
+    notify = app.notify
+
+    def recording(message: str, **kwargs: object) -> None:
+        notices.append(message)
+        notify(message, **kwargs)  # type: ignore[arg-type]
+
+    app.notify = recording  # type: ignore[method-assign]
+    return notices
+
+
+async def test_a_malformed_line_is_skipped_and_noticed_once(tmp_path: Path) -> None:
     writer = ClaudeCodeWriter(10)
     path = tmp_path / "live.jsonl"
     path.write_text("".join(writer.turn()))
     app = _app(path, tmp_path)
+    notices = _record_notices(app)
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot, app)
+        count = app.data.message_count if app.data else 0
         with open(path, "a") as out:
-            out.write('{"type": "user", "uuid": broken\n')
+            out.write('{"type": "user", "uuid": broken\n')  # line 6
+            out.writelines(writer.turn())  # reading goes on past it
+        await wait_until(
+            pilot, lambda: app.data is not None and app.data.message_count > count, what="tail"
+        )
+        skipped = "1 line skipped (line 6: invalid JSON)"
+        await wait_until(pilot, lambda: skipped in notices, what="the notice")
+        await pilot.pause(0.3)  # several polls: the notice is not repeated
+        with open(path, "a") as out:
+            out.writelines(writer.turn())
+        await wait_until(pilot, lambda: app.data is not None and app.data.message_count > count + 4)
+        assert notices.count(skipped) == 1
+        assert app.data.agent is not None and skipped in app.data.agent.notes
+        assert not app.query_one(StoreBanner).display and app.problem is None
+
+
+async def test_a_file_lost_and_back_is_said_once_in_a_files_words(tmp_path: Path) -> None:
+    writer = ClaudeCodeWriter(12)
+    path = tmp_path / "live.jsonl"
+    good = "".join(writer.turn())
+    path.write_text(good)
+    app = _app(path, tmp_path)
+    notices = _record_notices(app)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        path.write_bytes(b"\0" * 64)  # zeroed in place: no transcript record left
         banner = app.query_one(StoreBanner)
-        await wait_until(pilot, lambda: banner.display, what="banner")
-        assert app.problem is not None and "live.jsonl, line 6: not valid JSON" in app.problem
+        await wait_until(pilot, lambda: banner.display, what="the banner")
+        text = banner.render().plain
+        assert "file unavailable" in text and "store" not in text
+        assert "NUL bytes" in text
+        await pilot.pause(0.5)  # the feed retries meanwhile: no "back" until it is
+        assert not any("again" in n for n in notices)
+        path.write_text(good)
+        await wait_until(pilot, lambda: not banner.display, what="recovery")
+        await pilot.pause(0.5)  # many polls later, still said once
+        back = [n for n in notices if "readable again" in n]
+        assert back == ["the file is readable again; reloaded"]
+        assert not any("store" in n for n in notices)
+        count = app.data.message_count if app.data else 0
+        path.unlink()  # gone: a problem, not a session emptied
+        await wait_until(pilot, lambda: banner.display, what="the banner again")
+        assert "the file is gone" in banner.render().plain
+        assert app.data is not None and app.data.message_count == count  # last data kept
+        path.write_text(good)
+        await wait_until(pilot, lambda: not banner.display, what="back again")
+        await pilot.pause(0.3)
+        assert [n for n in notices if "readable again" in n] == [back[0]] * 2
 
 
 async def test_a_metis_store_refuses_what_if_knobs(workspace: Path) -> None:

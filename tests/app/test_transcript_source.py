@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import random
+import re
+import shutil
 from pathlib import Path
 
 import msgspec
@@ -15,14 +17,22 @@ from engine.layout import cache_path
 from engine.policy.projection import project_compactions
 from metis_compaction_tui.importers import load_transcript
 from metis_compaction_tui.sources.base import SourceUnavailable
-from metis_compaction_tui.sources.session_data import SessionData, build_timeline, message_log
+from metis_compaction_tui.sources.session_data import (
+    AGENT_COMPACTION,
+    AgentCompactionView,
+    SessionData,
+    build_timeline,
+    message_log,
+)
 from metis_compaction_tui.sources.transcript import (
     TranscriptSource,
     discover_transcripts,
     read_recording,
 )
-from tests.importers.test_importers import ALL_FIXTURES, CLAUDE
+from tests.importers.test_importers import ALL_FIXTURES, CLAUDE, OURS
 from tests.transcript_writer import ClaudeCodeWriter
+
+FOLDER = OURS / "folder"
 
 CONFIG = CompactionConfig(
     compaction_model="local:extractive",
@@ -92,6 +102,11 @@ def test_a_transcript_tailed_in_random_chunks_ends_as_a_fresh_read(
         message_log(zip(data.history.messages, data.history.tokens, strict=True))
     )
     assert data.history.tokens == fresh.tokens
+    # The agent's own compactions reach the events timeline as they are tailed, once each.
+    loaded_fresh = _source(live, tmp_path / "fresh").load(session_id)
+    agent_rows = [r for r in data.events if r.event_type == AGENT_COMPACTION]
+    assert agent_rows == [r for r in loaded_fresh.events if r.event_type == AGENT_COMPACTION]
+    assert len(agent_rows) == len(fresh.compactions)
 
 
 def test_a_growing_session_is_appended_or_rewritten_never_reloaded(tmp_path: Path) -> None:
@@ -178,12 +193,80 @@ def test_new_knobs_replan_from_the_recording(tmp_path: Path) -> None:
     assert not data.plan.decision.fires
 
 
-def test_a_malformed_line_names_the_file_and_line(tmp_path: Path) -> None:
+def test_a_malformed_line_is_skipped_and_named_in_the_notes(tmp_path: Path) -> None:
     live = tmp_path / "bad.jsonl"
     live.write_bytes((CLAUDE / "malformed_line.jsonl").read_bytes())
     source = _source(live, tmp_path)
-    with pytest.raises(SourceUnavailable, match=r"bad\.jsonl, line 3: not valid JSON"):
+    data = source.load("bad")
+    assert data.agent is not None and data.agent.line_count == 4  # read on past line 3
+    assert len(data.history.messages) == len(load_transcript(live).messages) == 2
+    assert data.agent.notes == ("1 line skipped (line 3: invalid JSON)",)
+    assert source.sessions()[0].problem is None
+
+
+@pytest.mark.parametrize(
+    ("content", "what"),
+    [
+        (b"\0" * 512, "bad.jsonl, line 1: not a transcript: binary data (NUL bytes)"),
+        (b"garbage, no newline", "bad.jsonl, line 1: not a transcript: 19 bytes without a newline"),
+        (b'{"title": "todo"}\n' * 3, "3 of 3 lines are JSON objects, none a Claude Code"),
+    ],
+)
+def test_a_file_with_no_transcript_record_is_refused_saying_what_it_is(
+    content: bytes, what: str, tmp_path: Path
+) -> None:
+    live = tmp_path / "bad.jsonl"
+    live.write_bytes(content)
+    source = _source(live, tmp_path)
+    with pytest.raises(SourceUnavailable, match=re.escape(what)):
         source.load("bad")
+    (row,) = source.sessions()
+    assert row.problem is not None and "not a transcript" in row.problem  # no empty session
+
+
+def test_a_folder_lists_its_bad_files_with_their_problem_and_reads_the_rest(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "logs"
+    shutil.copytree(FOLDER, folder)
+    source = TranscriptSource.for_path(folder, scratch=tmp_path / "s")
+    for row in source.sessions():
+        try:
+            source.load(row.session_id)
+        except SourceUnavailable as error:
+            assert str(folder / f"{row.session_id}.jsonl") in error.problem
+    rows = {row.session_id: row for row in source.sessions()}
+    assert rows["good-session"].problem is None and rows["good-session"].message_count == 8
+    assert "binary data (NUL bytes)" in (rows["unreadable"].problem or "")
+    assert "none a Claude Code or Codex record" in (rows["notes"].problem or "")
+    assert rows["notes"].title.endswith("(not read)")
+    assert source.poll() is not None  # a bad file does not stop the others being polled
+
+
+def test_the_agents_compaction_is_an_event_with_trigger_tokens_and_duration(
+    tmp_path: Path,
+) -> None:
+    live = tmp_path / "live.jsonl"
+    lines = (CLAUDE / "preserved_segment.jsonl").read_bytes().splitlines(keepends=True)
+    live.write_bytes(b"".join(lines[:6]))  # before the compaction
+    source = _source(live, tmp_path)
+    data = source.load("live")
+    assert data.events == []
+    with open(live, "ab") as out:
+        out.writelines(lines[6:])
+    data = _consume(source, data)
+    (row,) = data.events
+    assert row.event_type == AGENT_COMPACTION and row.event_id < 0  # apart from what-if ids
+    event = row.event
+    assert isinstance(event, AgentCompactionView)
+    assert (event.trigger, event.pre_tokens, event.post_tokens, event.duration_ms) == (
+        "auto",
+        167_000,
+        21_000,
+        38_500,
+    )
+    assert row.created_at_ms > 0  # when the summary was written
+    assert _consume(source, data).events == [row]  # not again on the next poll
 
 
 def test_a_partial_last_line_is_waited_for(tmp_path: Path) -> None:

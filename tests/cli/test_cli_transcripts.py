@@ -12,7 +12,7 @@ import pytest
 
 from metis_compaction_tui.cli import dispatch as cli
 from tests.cli.test_cli import Decision, Pressure, Span, StrategyPlan, Strict, run
-from tests.importers.test_importers import CLAUDE, CODEX_ROLLOUT
+from tests.importers.test_importers import CLAUDE, CODEX_ROLLOUT, OURS
 from tests.transcript_writer import ClaudeCodeWriter
 
 
@@ -22,6 +22,8 @@ class AgentCompactionJson(Strict):
     trigger: str | None
     pre_tokens: int | None
     estimate_tokens: int
+    post_tokens: int | None
+    duration_ms: int | None
 
 
 class ProjectedJson(Strict):
@@ -43,6 +45,11 @@ class UsageJson(Strict):
     estimate_total: int
 
 
+class SkippedLineJson(Strict):
+    line: int
+    reason: str
+
+
 class TranscriptJson(Strict):
     path: str
     format: str
@@ -50,6 +57,10 @@ class TranscriptJson(Strict):
     agent_compactions: list[AgentCompactionJson]
     projected_compactions: list[ProjectedJson]
     recorded_usage: UsageJson
+    skipped: dict[str, int]
+    warnings: list[str]
+    skipped_lines: list[SkippedLineJson]
+    empty_reason: str | None
 
 
 class TranscriptSession(Strict):
@@ -75,10 +86,16 @@ class TranscriptSession(Strict):
     transcript: TranscriptJson
 
 
+class NotReadJson(Strict):
+    path: str
+    problem: str
+
+
 class TranscriptStatus(Strict):
     shape_version: int
     transcripts: str
     sessions: list[TranscriptSession]
+    not_read: list[NotReadJson]
 
 
 @pytest.fixture
@@ -120,6 +137,78 @@ def test_status_text_of_a_folder_lists_every_transcript(
     assert out.count("  trigger    ") == 2 and "agent      2 compaction(s) of its own" in out
 
 
+def test_status_of_a_folder_reads_every_good_file_and_names_each_bad_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+    import shutil
+
+    folder = tmp_path / "folder"
+    shutil.copytree(OURS / "folder", folder)
+    code, out, err = run(capsys, "status", str(folder))
+    assert code == 0  # one session was read: the bad files do not fail the folder
+    assert "1 transcript(s), 2 not read, never written" in out
+    assert "good-session" in out and "  messages   8 (" in out
+    assert f"{folder / 'notes.jsonl'}\n  not read   line 1: not a transcript: 2 of 2 lines" in out
+    assert f"{folder / 'unreadable.jsonl'}\n  not read   line 1: not a transcript: binary" in out
+    assert "(0 tokens)" not in out  # no bad file passes for an empty session
+    problems = err.splitlines()
+    assert len(problems) == 2 and all(
+        p.startswith("metis-compaction-tui: not read: ") for p in problems
+    )
+    code, out, err = run(capsys, "status", str(folder), "--json")
+    assert code == 0
+    status = msgspec.json.decode(out, type=TranscriptStatus)
+    assert [s.session_id for s in status.sessions] == ["good-session"]
+    assert sorted(Path(n.path).name for n in status.not_read) == ["notes.jsonl", "unreadable.jsonl"]
+    assert err.count("\n") == 2
+    os.mkfifo(folder / "pipe.jsonl")  # never opened for a blocking read
+    code, out, err = run(capsys, "status", str(folder))
+    assert code == 0 and "pipe.jsonl\n  not read   a named pipe (FIFO), not a regular file" in out
+    (folder / "pipe.jsonl").unlink()
+    (folder / "good-session.jsonl").unlink()  # nothing left to read: a failure, each file named
+    code, out, err = run(capsys, "status", str(folder))
+    assert code == 2 and out == ""
+    assert err.count("\n") == 3 and "none of the 2 transcript(s) under" in err
+
+
+def test_the_agents_own_compaction_has_its_trigger_tokens_and_duration(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = CLAUDE / "preserved_segment.jsonl"
+    code, out, err = run(capsys, "status", str(path), "--json")
+    assert code == 0, err
+    (session,) = msgspec.json.decode(out, type=TranscriptStatus).sessions
+    (agent,) = session.transcript.agent_compactions
+    assert (agent.trigger, agent.pre_tokens, agent.post_tokens, agent.duration_ms) == (
+        "auto",
+        167_000,
+        21_000,
+        38_500,
+    )
+    code, out, err = run(capsys, "status", str(path))
+    assert (
+        "  agent      1 compaction(s) of its own (auto at 2: 167,000 → 21,000 tokens, 38.5 s)"
+        in out
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("agent-a7f3.jsonl", "subagent log: 4 sidechain records, no main conversation"),
+        ("summary_only.jsonl", "summary-only file: 3 summary records, no conversation"),
+    ],
+)
+def test_an_empty_result_says_why(name: str, why: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "status", str(CLAUDE / name))
+    assert code == 0, err
+    assert "  messages   0 (0 tokens)" in out and f"  warnings   {why}\n" in out
+    code, out, err = run(capsys, "status", str(CLAUDE / name), "--json")
+    (session,) = msgspec.json.decode(out, type=TranscriptStatus).sessions
+    assert session.transcript.empty_reason == why and session.transcript.warnings == [why]
+
+
 def test_compact_dry_run_on_a_transcript_previews_and_writes_nothing(
     live: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -143,15 +232,27 @@ def test_compact_dry_run_on_a_transcript_previews_and_writes_nothing(
         (["status", "{live}", "--set", "threshold_tokens=many"], "'many' is not a whole number"),
         (["status", "{live}", "--set", "threshold_tokens=90000"], "must be below"),
         (["inspect", "{missing}"], "does not exist"),
-        (["status", "{bad}"], "line 3: not valid JSON"),
+        (["status", "{nul}"], "nul.jsonl, line 1: not a transcript: binary data (NUL bytes)"),
+        (["status", "{garbage}"], "line 1: not a transcript: 24 bytes without a newline, not JSON"),
+        (["status", "{other}"], "none a Claude Code or Codex record (keys 'name', 'deps')"),
+        (["status", "{fifo}"], "fifo.jsonl: a named pipe (FIFO), not a regular file"),
+        (["inspect", "{nul}"], "nul.jsonl: not a transcript: binary data (NUL bytes)"),
+        (["inspect", "{fifo}"], "fifo.jsonl: a named pipe (FIFO), not a regular file"),
+        (["inspect", "{other}"], "other.json: not a transcript: 1 of 1 line is a JSON object"),
     ],
 )
 def test_bad_transcript_input_is_one_line_naming_what_is_wrong(
     argv: list[str], message: str, live: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    bad = tmp_path / "bad.jsonl"
-    bad.write_bytes((CLAUDE / "malformed_line.jsonl").read_bytes())
-    values = {"live": str(live), "missing": str(tmp_path / "missing"), "bad": str(bad)}
+    import os
+
+    (tmp_path / "nul.jsonl").write_bytes(b"\0" * 4096)  # preallocated, never written
+    (tmp_path / "garbage.jsonl").write_bytes(b"hello garbage no newline")
+    (tmp_path / "other.json").write_text('{"name": "x", "deps": [1]}\n')
+    os.mkfifo(tmp_path / "fifo.jsonl")  # opening it for reading must not wait for a writer
+    values = {"live": str(live), "missing": str(tmp_path / "missing")}
+    values |= {n: str(tmp_path / f"{n}.jsonl") for n in ("nul", "garbage", "fifo")}
+    values["other"] = str(tmp_path / "other.json")
     code, _, err = run(capsys, *(a.format(**values) for a in argv))
     assert code == 2
     assert message in err and err.count("\n") == 1
@@ -185,3 +286,22 @@ def test_inspect_with_no_path_looks_in_the_agents_default_folders(
     assert code == 2
     assert str(tmp_path / "claude" / "projects") in err and str(tmp_path / "codex") in err
     assert "inspect" in cli.SUBCOMMANDS
+
+
+def test_a_malformed_line_is_skipped_and_status_names_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes((CLAUDE / "malformed_line.jsonl").read_bytes())
+    code, out, err = run(capsys, "status", str(bad))
+    assert code == 0 and err == ""
+    assert "  messages   2 (" in out  # the lines after the broken one are read
+    assert "  skipped    1 invalid\n  warnings   1 line skipped (line 3: invalid JSON)\n" in out
+    code, out, err = run(capsys, "status", str(bad), "--json")
+    assert code == 0, err
+    (session,) = msgspec.json.decode(out, type=TranscriptStatus).sessions
+    assert session.message_count == 2
+    assert session.transcript.warnings == ["1 line skipped (line 3: invalid JSON)"]
+    assert session.transcript.skipped_lines == [SkippedLineJson(3, "invalid JSON")]
+    assert session.transcript.skipped == {"invalid": 1}
+    assert session.transcript.empty_reason is None

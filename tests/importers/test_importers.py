@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import shutil
 from pathlib import Path
 
@@ -34,10 +35,11 @@ SHARED = Path("/work/shared/fixtures/transcripts/claude-code")
 OURS = Path(__file__).parents[1] / "fixtures" / "transcripts"
 CLAUDE = OURS / "claude-code"
 CODEX_ROLLOUT = next((OURS / "codex").glob("rollout-*.jsonl"))
+# Every transcript fixture, ours and shared (the folder's deliberately bad files are not ones).
+NOT_TRANSCRIPTS = {"unreadable.jsonl", "notes.jsonl"}
 ALL_FIXTURES = [
     *sorted(SHARED.glob("*.jsonl")),
-    *(p for p in sorted(CLAUDE.glob("*.jsonl")) if p.name != "malformed_line.jsonl"),
-    CODEX_ROLLOUT,
+    *sorted(p for p in OURS.rglob("*.jsonl") if p.name not in NOT_TRANSCRIPTS),
 ]
 
 
@@ -151,12 +153,12 @@ def test_unknown_records_are_counted_and_the_chain_runs_through_them() -> None:
     }
 
 
-def test_malformed_line_names_its_line() -> None:
-    with pytest.raises(TranscriptError) as caught:
-        load_transcript(CLAUDE / "malformed_line.jsonl")
-    assert caught.value.line_number == 3
-    assert str(caught.value).startswith("malformed_line.jsonl:3: not valid JSON: ")
-    assert caught.value.path.endswith("malformed_line.jsonl")
+def test_malformed_line_is_skipped_and_named() -> None:
+    transcript = load_transcript(CLAUDE / "malformed_line.jsonl")
+    assert transcript.skipped_lines == [(3, "invalid JSON")]
+    assert transcript.warnings[0] == "1 line skipped (line 3: invalid JSON)"
+    assert transcript.skipped["invalid"] == 1
+    assert transcript.messages  # the rest of the file is read
 
 
 def test_interrupted_tool_use_gets_a_synthesized_result() -> None:
@@ -261,11 +263,32 @@ def test_format_is_detected_from_content_not_name(tmp_path: Path) -> None:
 
 def test_unrecognised_format_and_empty_file(tmp_path: Path) -> None:
     (tmp_path / "other.jsonl").write_text('{"kind": "x"}\n')
-    with pytest.raises(TranscriptError, match=r"other\.jsonl:1: unrecognised"):
+    with pytest.raises(TranscriptError, match=r"other\.jsonl:1: not a transcript: 1 of 1 line "):
         load_transcript(tmp_path / "other.jsonl")
     (tmp_path / "broken.jsonl").write_text('{"kind": "x"}\n{"type": "us\n')
-    with pytest.raises(TranscriptError, match=r"broken\.jsonl:2: not valid JSON"):
+    with pytest.raises(TranscriptError, match=r"broken\.jsonl:1: not a transcript: 1 of 2 "):
         load_transcript(tmp_path / "broken.jsonl")
+    (tmp_path / "binary.jsonl").write_bytes(b"\x00\x01PK\x03\n\xff\xfe\n")
+    with pytest.raises(TranscriptError, match=r"binary data \(NUL bytes\), not lines of JSON"):
+        load_transcript(tmp_path / "binary.jsonl")
+    (tmp_path / "text.jsonl").write_bytes(b"just\nsome text\n")
+    with pytest.raises(TranscriptError, match=r"none of its 2 lines is JSON"):
+        load_transcript(tmp_path / "text.jsonl")
+    # No newline at all: refused, not read as an empty transcript (and not waited on by a tail).
+    for name, data, what in [
+        ("zeros.jsonl", b"\0" * 100, "binary data (NUL bytes)"),
+        ("words.jsonl", b"no newline here", "15 bytes without a newline, not JSON"),
+    ]:
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(TranscriptError, match=re.escape(f"{name}:1: not a transcript: {what}")):
+            load_transcript(tmp_path / name)
+        tail = TranscriptTail(tmp_path / name)
+        tail.poll()  # a tail waits for lines; it is told to refuse what will never be one
+        with pytest.raises(TranscriptError, match=re.escape(what)):
+            tail.refuse_undecided()
+    os.mkfifo(tmp_path / "pipe.jsonl")  # must not block waiting for a writer
+    with pytest.raises(TranscriptError, match=r"pipe\.jsonl: a named pipe \(FIFO\), not a reg"):
+        load_transcript(tmp_path / "pipe.jsonl")
     (tmp_path / "empty.jsonl").write_text("")
     empty = load_transcript(tmp_path / "empty.jsonl")
     assert (empty.messages, empty.format, empty.session_id) == ([], "claude-code", "empty")
@@ -343,25 +366,44 @@ def _replay(path: Path, chunks: list[bytes]) -> tuple[TranscriptTail, list[Messa
     return tail, messages
 
 
-@pytest.mark.parametrize("source", ALL_FIXTURES, ids=lambda p: p.name)
-def test_tail_in_random_chunks_matches_a_full_load(source: Path, tmp_path: Path) -> None:
-    data = source.read_bytes()
-    rng = random.Random(source.name)
-    chunks, position = [], 0
-    while position < len(data):
-        size = rng.randint(1, 400)
-        chunks.append(data[position : position + size])
-        position += size
-    tail, messages = _replay(tmp_path / source.name, chunks)
+def _chunkings(data: bytes, seed: str) -> dict[str, list[bytes]]:
+    """Ways an agent's writes can reach a poll: line by line, and in random cuts (mid-line
+    included) of a few sizes."""
+    chunkings = {"lines": data.splitlines(keepends=True)}
+    for biggest in (7, 60, 400):
+        rng = random.Random(f"{seed}:{biggest}")
+        chunks, position = [], 0
+        while position < len(data):
+            size = rng.randint(1, biggest)
+            chunks.append(data[position : position + size])
+            position += size
+        chunkings[f"random<={biggest}"] = chunks
+    return chunkings
+
+
+@pytest.mark.parametrize("source", ALL_FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_tail_in_chunks_matches_a_full_load(source: Path, tmp_path: Path) -> None:
+    """Incremental tailing ends exactly where a fresh full load of the same bytes does."""
     expected = load_transcript(source)
-    assert messages == expected.messages
-    got = tail.transcript()
-    assert (got.agent_compactions, got.recorded_usage, got.skipped, got.line_count) == (
-        expected.agent_compactions,
-        expected.recorded_usage,
-        expected.skipped,
-        expected.line_count,
-    )
+    for name, chunks in _chunkings(source.read_bytes(), source.name).items():
+        tail, messages = _replay(tmp_path / f"{name}-{source.name}", chunks)
+        assert messages == expected.messages, name
+        got = tail.transcript()
+        assert (
+            got.agent_compactions,
+            got.recorded_usage,
+            got.skipped,
+            got.line_count,
+            got.skipped_lines,
+            got.empty_reason,
+        ) == (
+            expected.agent_compactions,
+            expected.recorded_usage,
+            expected.skipped,
+            expected.line_count,
+            expected.skipped_lines,
+            expected.empty_reason,
+        ), name
 
 
 def test_tail_rewrites_only_the_newest_message_when_a_merge_changes_it(tmp_path: Path) -> None:
@@ -405,13 +447,13 @@ def test_tail_resets_when_the_file_is_truncated_or_replaced(tmp_path: Path) -> N
     assert update.reset and update.messages == []
 
 
-def test_tail_reports_a_malformed_line_every_time(tmp_path: Path) -> None:
+def test_tail_reads_past_a_malformed_line(tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"
     shutil.copy(CLAUDE / "malformed_line.jsonl", path)
     tail = TranscriptTail(path)
-    for _ in range(2):
-        with pytest.raises(TranscriptError, match=r"bad\.jsonl:3"):
-            tail.poll()
+    assert tail.poll().messages
+    assert tail.transcript().skipped_lines == [(3, "invalid JSON")]
+    assert not tail.poll().changed  # reported once, not re-read
 
 
 def test_tail_waits_for_a_file_that_does_not_exist_yet(tmp_path: Path) -> None:
