@@ -170,6 +170,44 @@ class TranscriptTail:
         self._generation = 0
         self._sent = (0, 0, 0)  # messages, compactions, usage delivered so far
 
+    @classmethod
+    def resume(
+        cls, path: str | os.PathLike[str], offset: int, line_count: int, fmt: TranscriptFormat
+    ) -> TranscriptTail:
+        """A tail that starts reading at byte `offset` (the start of line `line_count + 1`) with
+        a fresh importer of `fmt`, for a caller that keeps what came before itself (the status
+        line). The importer knows nothing earlier: a record whose parent lies before `offset`
+        starts the chain, and a rewind to before it reads as an append. The caller checks that
+        the file is still the one it read (same inode, same first bytes)."""
+        tail = cls(path)
+        tail._offset = offset
+        tail._line_count = line_count
+        importer_type = codex.CodexImporter if fmt == "codex" else claude_code.ClaudeCodeImporter
+        tail._importer = importer_type(tail.path)
+        try:
+            with open(tail.path, "rb") as f:
+                tail._head = f.read(_HEAD_BYTES)
+                st = os.fstat(f.fileno())
+                tail._ident = (st.st_dev, st.st_ino)
+        except OSError:
+            pass  # the first poll reports a missing file
+        return tail
+
+    def first_line_of(self, message: Message) -> int | None:
+        """The file line where `message` (one of this tail's) began, when the importer can say:
+        both name a message by its first record (Claude Code by uuid, else `line-N`)."""
+        if message.id.startswith("line-") and message.id[5:].isdigit():
+            return int(message.id[5:])
+        nodes = getattr(self._importer, "nodes", None)
+        node = nodes.get(message.id) if isinstance(nodes, dict) else None
+        line = getattr(node, "line", None)
+        return line if isinstance(line, int) else None
+
+    @property
+    def offset(self) -> int:
+        """Bytes read so far: the end of the last complete line taken."""
+        return self._offset
+
     @property
     def line_count(self) -> int:
         """Complete lines read so far."""
