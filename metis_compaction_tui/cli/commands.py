@@ -30,13 +30,10 @@ from engine.savings import compaction_savings
 from engine.store import SCHEMA_VERSION, SessionInfo, SessionStore, StoreError, UndoRefused
 from engine.store.rows import StoredCompaction
 from metis_compaction_tui.cli import exit_codes
+from metis_compaction_tui.cli.errors import CliError
 from metis_compaction_tui.cli.output import emit_json, one_line, warn
 
 JSON_SHAPE_VERSION = 2  # 2: `watermark` -> `floor`, span `watermark` -> `compaction_watermark`
-
-
-class CliError(Exception):
-    """One line on stderr and exit code 2: a missing workspace, a bad store, an unknown id."""
 
 
 def format_time(ms: int) -> str:

@@ -13,34 +13,21 @@ line on stderr, exit code 2, nothing written. Stores are opened with create=Fals
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
-import subprocess
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from engine import ConfigError
-from engine.store import SessionStore, StoreError, store_path
 from metis_compaction_tui.cli import exit_codes
-from metis_compaction_tui.cli.cache import cmd_cache
-from metis_compaction_tui.cli.commands import CliError, cmd_compact, cmd_status, cmd_undo
-from metis_compaction_tui.cli.output import Output, OutputLost, warn
-from metis_compaction_tui.cli.transcripts import (
-    cmd_inspect,
-    cmd_transcript_compact,
-    cmd_transcript_status,
-    is_transcript_path,
-)
-from metis_compaction_tui.demo.simulator import (
-    DEMO_PACE,
-    DEMO_TURNS,
-    LOCAL_MODEL,
-    Simulator,
-)
-from metis_compaction_tui.sources.transcript import DEFAULT_LIMIT
+from metis_compaction_tui.cli.errors import CliError
+from metis_compaction_tui.defaults import DEFAULT_LIMIT, DEMO_PACE, DEMO_TURNS, LOCAL_MODEL
+
+if TYPE_CHECKING:
+    from metis_compaction_tui.demo.simulator import Simulator
+
+# Each subcommand imports what it uses when it runs (the store, the importers, asyncio, the
+# app): `status --help` pays for argparse, not for the rest.
 
 PROG = "metis-compaction-tui"
 SUBCOMMANDS = ("open", "demo", "inspect", "status", "compact", "undo", "cache", "simulate")
@@ -205,6 +192,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     exit_codes.reset()
+    from metis_compaction_tui.cli.output import Output, OutputLost, warn
+
     out = Output(sys.stdout)
     try:
         resolve_workspace(args)
@@ -217,14 +206,36 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{PROG}: committed, but the report could not be written (closed pipe or full disk)"
             )
         return exit_codes.settle(exit_codes.OUTPUT_LOST)
-    except (CliError, StoreError, ConfigError) as error:
+    except Exception as error:
+        if not isinstance(error, user_errors()):
+            raise
         warn(f"{PROG}: {error}")
         return exit_codes.settle(exit_codes.USAGE)
     except KeyboardInterrupt:
         return exit_codes.settle(exit_codes.INTERRUPTED)
 
 
+def user_errors() -> tuple[type[Exception], ...]:
+    """The errors told in one line (exit 2): a store or config error can only have been raised
+    if its module was imported, so they are looked up, not imported."""
+    found: list[type[Exception]] = [CliError]
+    for module, name in (("engine.store.schema", "StoreError"), ("engine.errors", "ConfigError")):
+        kind = getattr(sys.modules.get(module), name, None)
+        if isinstance(kind, type) and issubclass(kind, Exception):
+            found.append(kind)
+    return tuple(found)
+
+
 def _dispatch(args: argparse.Namespace, out: TextIO) -> int:
+    from metis_compaction_tui.cli.cache import cmd_cache
+    from metis_compaction_tui.cli.commands import cmd_compact, cmd_status, cmd_undo
+    from metis_compaction_tui.cli.transcripts import (
+        cmd_inspect,
+        cmd_transcript_compact,
+        cmd_transcript_status,
+        is_transcript_path,
+    )
+
     match args.command:
         case "open":
             return cmd_open(args.workspace)
@@ -264,6 +275,8 @@ def _no_knobs(args: argparse.Namespace) -> None:
 
 
 def cmd_open(workspace: Path) -> int:
+    from engine.store import SessionStore, store_path
+
     if not workspace.is_dir():
         raise CliError(f"workspace {workspace} does not exist or is not a folder")
     if store_path(workspace).exists():
@@ -280,6 +293,8 @@ def cmd_open(workspace: Path) -> int:
 
 
 def _simulator(args: argparse.Namespace, workspace: Path, out: TextIO) -> Simulator:
+    from metis_compaction_tui.demo.simulator import Simulator
+
     if args.model != LOCAL_MODEL and not os.environ.get("ANTHROPIC_API_KEY"):
         raise CliError(f"--model {args.model}: set ANTHROPIC_API_KEY (or use {LOCAL_MODEL})")
 
@@ -299,6 +314,8 @@ def _simulator(args: argparse.Namespace, workspace: Path, out: TextIO) -> Simula
 
 
 async def _run_for(simulator: Simulator, seconds: float | None) -> None:
+    import asyncio
+
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     if seconds is not None:
@@ -311,6 +328,8 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO) -> int:
     if not workspace.is_dir():
         raise CliError(f"workspace {workspace} does not exist or is not a folder")
     simulator = _simulator(args, workspace, out)
+    import asyncio
+
     asyncio.run(_run_for(simulator, args.seconds))
     _summary(simulator, out)
     return 0
@@ -327,6 +346,12 @@ def _summary(simulator: Simulator, out: TextIO) -> None:
 
 
 def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
+    import asyncio
+    import subprocess
+    import tempfile
+
+    from engine.store import SessionStore
+
     workspace = Path(tempfile.mkdtemp(prefix="metis-demo-"))
     out.write(f"demo workspace: {workspace}\n")
     if args.no_app:
