@@ -17,13 +17,11 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from engine.cache import CompactionCache
 from engine.config import CompactionConfig
 from engine.events import CompactionEvent, encode_event, event_type
 from engine.history import History
-from engine.manager import SessionManager
 from engine.messages import HistoryError, Message
 from engine.outcomes import CompactionRecord, SessionSnapshot, TurnPlan
 from engine.policy.plan import plan_turn
@@ -56,6 +54,9 @@ from engine.store.schema import (
     store_path,
 )
 from engine.summarizers import Summarizer
+
+if TYPE_CHECKING:
+    from engine.manager import SessionManager
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -233,6 +234,11 @@ class SessionStore:
         """A SessionManager over the session as stored now (history, token counts, knobs, spend,
         revision), persisting here and caching in <workspace>/.metis/. Overrides are §11 knobs
         (not saved: see update_config) or `bus`, `token_counter`, `clock`, `cache`."""
+        # The manager and its cache (asyncio, the cache database) are for writers: a reader such
+        # as `status` or the status line does not import them.
+        from engine.cache import CompactionCache
+        from engine.manager import SessionManager
+
         passthrough = {
             k: knob_overrides.pop(k) for k in _MANAGER_PASSTHROUGH if k in knob_overrides
         }

@@ -8,7 +8,6 @@ cache's evict/trim/clear change anything, and only what they name.
 
 from __future__ import annotations
 
-import asyncio
 import datetime
 from decimal import Decimal
 from pathlib import Path
@@ -17,7 +16,6 @@ from typing import Any, TextIO
 import msgspec
 
 from engine import (
-    CompactionCache,
     CompactionConfig,
     History,
     SpanChanged,
@@ -254,9 +252,13 @@ def cmd_compact(
             raise CliError(str(error)) from None
         # A dry run writes nothing: it peeks at an existing cache and never creates one.
         cache_path = store.cache_path
+        from engine.cache import CompactionCache  # asyncio and the cache: compact's alone
+
         cache = CompactionCache(cache_path) if not dry_run or cache_path.exists() else None
         manager = store.manager(session_id, cache=cache)
         try:
+            import asyncio  # only compact runs the manager: status and undo do not pay for it
+
             return asyncio.run(compact_or_preview(manager, dry_run, instructions, as_json, out))
         finally:
             if cache is not None:

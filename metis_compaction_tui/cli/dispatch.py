@@ -226,38 +226,54 @@ def user_errors() -> tuple[type[Exception], ...]:
     return tuple(found)
 
 
-def _dispatch(args: argparse.Namespace, out: TextIO) -> int:
-    from metis_compaction_tui.cli.cache import cmd_cache
-    from metis_compaction_tui.cli.commands import cmd_compact, cmd_status, cmd_undo
-    from metis_compaction_tui.cli.transcripts import (
-        cmd_inspect,
-        cmd_transcript_compact,
-        cmd_transcript_status,
-        is_transcript_path,
-    )
+def _is_transcript(path: Path) -> bool:
+    """cli.transcripts' rule, without importing the importers for the plain case: a folder with
+    a `.metis` store (or the default ".") is a workspace."""
+    if path.is_dir() and (path == Path(".") or (path / ".metis").exists()):
+        return False
+    from metis_compaction_tui.cli.transcripts import is_transcript_path
 
+    return is_transcript_path(path)
+
+
+def _dispatch(args: argparse.Namespace, out: TextIO) -> int:
+    # Each case imports its own command module: a subcommand pays for what it uses.
     match args.command:
         case "open":
             return cmd_open(args.workspace)
         case "inspect":
+            from metis_compaction_tui.cli.transcripts import cmd_inspect
+
             return cmd_inspect(args.path, args.scratch, args.limit, args.sets)
         case "status":
-            if is_transcript_path(args.workspace):
+            if _is_transcript(args.workspace):
+                from metis_compaction_tui.cli.transcripts import cmd_transcript_status
+
                 return cmd_transcript_status(args.workspace, args.sets, args.limit, args.json, out)
             _no_knobs(args)
+            from metis_compaction_tui.cli.commands import cmd_status
+
             return cmd_status(args.workspace, args.json, out)
         case "compact":
             if Path(args.session).is_file():
+                from metis_compaction_tui.cli.transcripts import cmd_transcript_compact
+
                 return cmd_transcript_compact(
                     Path(args.session), args.dry_run, args.instructions, args.sets, args.json, out
                 )
             _no_knobs(args)
+            from metis_compaction_tui.cli.commands import cmd_compact
+
             return cmd_compact(
                 args.workspace, args.session, args.dry_run, args.instructions, args.json, out
             )
         case "undo":
+            from metis_compaction_tui.cli.commands import cmd_undo
+
             return cmd_undo(args.workspace, args.session, args.json, out)
         case "cache":
+            from metis_compaction_tui.cli.cache import cmd_cache
+
             arg = getattr(args, "key", None) if args.action != "trim" else args.n
             return cmd_cache(
                 args.workspace, args.action, arg, args.json, getattr(args, "yes", False), out

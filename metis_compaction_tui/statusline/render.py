@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+from metis_compaction_tui.safe_text import neutralise
+
 # Claude Code compacts on its own when the context reaches about 80% of the window (it keeps the
 # rest for the summary call and the answer in flight); so the figure users need is how far that
 # point is, not how far 100% is. An estimate of the agent's behaviour, not a setting we read.
@@ -36,16 +38,12 @@ FIELD_NAMES = (
     "note",
 )
 
-_UNSAFE = {c: "?" for c in range(0x20)} | {0x7F: "?"} | {c: "?" for c in range(0x80, 0xA0)}
-# Bidi controls and line separators could reorder or break the agent's screen.
-_UNSAFE |= {c: "?" for c in (0x2028, 0x2029, 0x061C, 0x200E, 0x200F)}
-_UNSAFE |= {c: "?" for c in range(0x202A, 0x202F)} | {c: "?" for c in range(0x2066, 0x206A)}
-
 
 def clean(text: str, limit: int = 80) -> str:
-    """Data shown on the line: control characters (escape sequences start with one) neutralised,
+    """Data shown on the line, by the app's one rule (safe_text.neutralise: control, C1 and bidi
+    code points made visible, so an escape sequence reaches the terminal as text), on one line,
     length capped."""
-    text = text.translate(_UNSAFE)
+    text = neutralise(text[: limit * 2 + 16], single_line=True)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -177,7 +175,7 @@ def render_template(template: str, f: dict[str, object], width: int) -> str:
             out.append(template[start : end + 1])
         position = end + 1
     out.append(template[position:])
-    line = "".join(out).translate(_UNSAFE)
+    line = neutralise("".join(out), single_line=True)
     return line if len(line) <= width else line[: max(1, width - 1)] + "…"
 
 
