@@ -133,6 +133,7 @@ class SessionManager:
             history,
             stable_prefix_end=stable_prefix_end,
             counter=token_counter or estimate_message_tokens,
+            eager_canonical=True,
         )
         if summarizer is not None and summarizer.name != compaction_model:
             raise ConfigError(
@@ -191,6 +192,7 @@ class SessionManager:
             stable_prefix_end=snapshot.stable_prefix_end,
             counter=self.history.counter,
             tokens=snapshot.tokens,
+            eager_canonical=True,
         )
         self.spent_usd = snapshot.spent_usd
         self.revision = snapshot.revision

@@ -272,6 +272,7 @@ class SessionStore:
             stable_prefix_end=snapshot.stable_prefix_end,
             counter=manager.history.counter,
             tokens=snapshot.tokens,
+            eager_canonical=True,
         )
         self._spend_seen[session_id] = snapshot.spent_usd
         return manager
