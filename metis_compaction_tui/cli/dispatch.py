@@ -219,7 +219,11 @@ def user_errors() -> tuple[type[Exception], ...]:
     """The errors told in one line (exit 2): a store or config error can only have been raised
     if its module was imported, so they are looked up, not imported."""
     found: list[type[Exception]] = [CliError]
-    for module, name in (("engine.store.schema", "StoreError"), ("engine.errors", "ConfigError")):
+    for module, name in (
+        ("engine.store.schema", "StoreError"),
+        ("engine.errors", "StoreError"),
+        ("engine.errors", "ConfigError"),
+    ):
         kind = getattr(sys.modules.get(module), name, None)
         if isinstance(kind, type) and issubclass(kind, Exception):
             found.append(kind)
