@@ -245,8 +245,10 @@ class StoreSource:
                         stop_event=wake,
                         yield_on_timeout=True,
                         rust_timeout=max(50, int(timeout_s * 1000)),
-                        debounce=50,
-                        step=20,
+                        # Yield a commit within ~10 ms even while a writer keeps committing
+                        # (the commit-to-screen budget is 50 ms; a frame takes most of it).
+                        debounce=10,
+                        step=5,
                     )
                 )
             except (OSError, RuntimeError):
