@@ -138,7 +138,7 @@ def claude_fields(raw: bytes, opts: Options) -> dict[str, object] | None:
             saved = load_line_state(directory, path)
             if saved is not None and not still_same_file(saved, now):
                 saved = None  # truncated or replaced: what we knew is about another file
-            if saved is None or saved["size"] != now.size:
+            if saved is None or saved["seen"] != now.size:
                 if opts.sync:
                     from metis_compaction_tui.statusline.refresh import refresh
 

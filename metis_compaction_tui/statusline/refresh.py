@@ -152,6 +152,7 @@ def _error_line(path: str, now: FileIdentity, error: str) -> dict[str, object]:
         "dev": now.dev,
         "ino": now.ino,
         "size": now.size,
+        "seen": now.size,
         "head": now.head,
         "format": "",
         "messages": 0,
@@ -284,6 +285,7 @@ def _read(
         **_error_line(path, now, ""),
         "error": None,
         "size": tail.offset,
+        "seen": now.size,  # the file's size when read (an unfinished last line is not in `size`)
         "head": head,
         "format": fmt or "",
         "messages": base + len(messages),

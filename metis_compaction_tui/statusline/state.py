@@ -81,6 +81,7 @@ _INT_FIELDS = (
     "dev",
     "ino",
     "size",
+    "seen",
     "agent_compactions",
     "our_compactions",
     "pending",
