@@ -200,6 +200,24 @@ def test_bench_app_quick() -> None:
         assert line in done.stdout, line
 
 
+def test_bench_statusline_quick() -> None:
+    done = run_script(str(PERF / "bench_statusline.py"), "--quick")
+    assert done.returncode == 0, done.stderr + done.stdout
+    for line in (
+        "## statusline: one call against a bare interpreter start",
+        "| bare `python -c pass` (1 MB)",
+        "| statusline, one turn appended (10 MB)",
+        "| first call on 10 MB < 2 s (the line)",
+    ):
+        assert line in done.stdout, line
+
+
+def test_bench_cli_quick() -> None:
+    done = run_script(str(PERF / "bench_cli.py"), "--quick")
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert "| `status WS` |" in done.stdout and "| `statusline` (garbage stdin) |" in done.stdout
+
+
 def test_run_all_collects_markdown(tmp_path: Path) -> None:
     out = tmp_path / "results.md"
     done = run_script(
