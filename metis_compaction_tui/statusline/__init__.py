@@ -189,9 +189,31 @@ def claude_fields(raw: bytes, opts: Options) -> dict[str, object] | None:
     return f
 
 
+def refresh_running(directory: str, path: str) -> bool:
+    """Is a refresher holding this transcript's lock? (Checked before spawning one, so a long
+    first read is not joined by a new process on every update.)"""
+    import fcntl
+
+    from metis_compaction_tui.statusline.state import state_key
+
+    try:
+        fd = os.open(os.path.join(directory, state_key(path) + ".lock"), os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing releases a lock we took
+    return False
+
+
 def spawn_refresh(directory: str, path: str, model: str) -> None:
     """Start the refresher detached (its own session, no stdio), so this call returns now and
     Claude Code never waits for a parse. posix_spawn: `subprocess` alone costs milliseconds."""
+    if refresh_running(directory, path):
+        return  # one is reading this transcript now (a first read of a big file takes seconds)
     argv = [sys.executable, "-m", "metis_compaction_tui.statusline.refresh", directory, path]
     if model:
         argv.append(model)

@@ -341,3 +341,20 @@ def test_the_command_imports_no_ui_and_no_engine_on_an_unchanged_transcript(tmp_
     )
     assert garbage.returncode == 0 and garbage.stdout == (MARKER_NO_INPUT + "\n").encode()
     assert garbage.stderr == b""
+
+
+def test_no_second_refresher_while_one_holds_the_lock(tmp_path: Path, state_dir: Path) -> None:
+    import fcntl
+
+    from metis_compaction_tui.statusline import refresh_running
+
+    log = tmp_path / "s.jsonl"
+    write(log, ClaudeCodeWriter(3), 3, "w")
+    fields(stdin_json(log, usage=USAGE))  # makes the state folder and the lock file
+    assert not refresh_running(str(state_dir), str(log))
+    with open(state_dir / (state_key(str(log)) + ".lock"), "a+b") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        assert refresh_running(str(state_dir), str(log))
+        write(log, ClaudeCodeWriter(4), 1)
+        assert run(stdin_json(log, usage=USAGE), "--no-color")  # prints, spawns nothing
+    assert not refresh_running(str(state_dir), str(log))
