@@ -31,6 +31,14 @@ def canonicalize(message: Message) -> dict[str, Any]:
     return {"role": message.role.value, "content": _blocks_to_builtins(message.content)}
 
 
+class _Canonical(msgspec.Struct):
+    """canonicalize()'s map as a struct: encoded as {"role": ..., "content": [...]} in this field
+    order, with tool-input dict keys sorted (order="deterministic"), in one encoder call."""
+
+    role: str
+    content: tuple[Any, ...]
+
+
 _msgpack_encoder = msgspec.msgpack.Encoder(order="deterministic")
 _msgpack_encoder_unsorted = msgspec.msgpack.Encoder()
 _PACK = msgpack.Packer().pack
@@ -42,13 +50,13 @@ def canonical_message_bytes(message: Message) -> bytes:
     """One message's canonical form, msgpack-encoded: byte-identical to what `msgpack.dumps` emits
     for `canonicalize(message)` inside the span, so these can be computed once per message (the
     History keeps them) and joined, instead of re-encoding the whole span for every key."""
-    # The outer map keeps canonicalize()'s key order (role, content), as msgpack.dumps does; only
-    # the blocks go through the sorting encoder, which orders tool-input keys like to_builtins.
+    # The outer map keeps canonicalize()'s key order (role, content), as msgpack.dumps does; the
+    # blocks go through the sorting encoder, which orders tool-input keys like to_builtins.
     try:
-        content = _msgpack_encoder.encode(message.content)
+        return _msgpack_encoder.encode(_Canonical(message.role.value, message.content))
     except TypeError:
         content = _msgpack_encoder_unsorted.encode(message.content)
-    return b"".join((_MESSAGE_HEAD, _PACK(message.role.value), _CONTENT_KEY, content))
+        return b"".join((_MESSAGE_HEAD, _PACK(message.role.value), _CONTENT_KEY, content))
 
 
 def canonical_bytes(

@@ -33,6 +33,7 @@ class History:
         stable_prefix_end: int = 0,
         counter: TokenCounter = estimate_message_tokens,
         tokens: Sequence[int] | None = None,
+        eager_canonical: bool = False,
     ) -> None:
         if not 0 <= stable_prefix_end <= len(messages):
             raise ValueError(
@@ -46,6 +47,9 @@ class History:
         # §5.1 canonical bytes per message, encoded on first use and kept: a cache key over a
         # long span then costs a join and a sha256, not a re-encoding of every message.
         self._canonical: list[bytes | None] = []
+        # The manager's history encodes them as messages arrive (`eager_canonical`): the first key
+        # over a span, the one a compaction waits for, is then a join and a sha256 (§5.1).
+        self.eager_canonical = eager_canonical
         self.floor = stable_prefix_end
         given = list(tokens) if tokens is not None else None
         if given is not None and len(given) != len(messages):
@@ -61,7 +65,7 @@ class History:
         self.messages.append(message)
         self.tokens.append(count)
         self._cumulative.append(self._cumulative[-1] + count)
-        self._canonical.append(None)
+        self._canonical.append(canonical_message_bytes(message) if self.eager_canonical else None)
         if message.synthetic:  # now the last synthetic message
             self.floor = floor_of(
                 self.stable_prefix_end, len(self.messages), len(self.messages) - 1
@@ -89,7 +93,11 @@ class History:
         """Put `replacement` in place of messages[start:end]; O(len - start) for the sums."""
         self.messages[start:end] = replacement
         self.tokens[start:end] = tokens
-        self._canonical[start:end] = [None] * len(replacement)
+        self._canonical[start:end] = (
+            [canonical_message_bytes(m) for m in replacement]
+            if self.eager_canonical
+            else [None] * len(replacement)
+        )
         del self._cumulative[start + 1 :]
         for count in self.tokens[start:]:
             self._cumulative.append(self._cumulative[-1] + count)
@@ -123,6 +131,7 @@ class History:
         clone.tokens = list(self.tokens)
         clone._cumulative = list(self._cumulative)
         clone._canonical = list(self._canonical)
+        clone.eager_canonical = self.eager_canonical
         clone.floor = self.floor
         return clone
 

@@ -162,6 +162,7 @@ class SessionManager:
             history,
             stable_prefix_end=stable_prefix_end,
             counter=deps.token_counter or estimate_message_tokens,
+            eager_canonical=True,
         )
         model = self.config.compaction_model
         summarizer = deps.summarizer
@@ -238,6 +239,7 @@ class SessionManager:
             stable_prefix_end=snapshot.stable_prefix_end,
             counter=self.history.counter,
             tokens=snapshot.tokens,
+            eager_canonical=True,
         )
         self.spent_usd = snapshot.spent_usd
         self.revision = snapshot.revision

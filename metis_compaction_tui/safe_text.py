@@ -17,9 +17,14 @@ parse) from a string in which:
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from rich.style import Style, StyleType
-from rich.text import Text
+if TYPE_CHECKING:
+    from rich.style import Style, StyleType
+    from rich.text import Text
+
+# rich is imported by the functions that build a Text: `neutralise` alone (the CLI's output, the
+# status line) must not pay tens of milliseconds for it.
 
 ELLIPSIS = "…"
 NEWLINE_MARK = " ⏎ "
@@ -104,6 +109,8 @@ def safe_text(
 ) -> Text:
     """Untrusted `text` as a `Text` that shows it literally. `single_line` for list rows (cut at
     `max_chars`, default LIST_LINE_CHARS); otherwise a block for detail views, long lines cut."""
+    from rich.text import Text
+
     if single_line:
         limit = LIST_LINE_CHARS if max_chars is None else max_chars
         # Cut before the transform too: a 5 MB line costs nothing to show as a row.

@@ -19,8 +19,8 @@ import msgspec
 
 from engine.config import CompactionConfig
 from engine.history import History, text_message
-from engine.manager import plan_turn
 from engine.messages import Message, Role
+from engine.policy.plan import plan_turn
 from engine.policy.strategies import masked_span
 from engine.policy.trigger import TriggerAction, TriggerReason
 
@@ -38,6 +38,22 @@ class ProjectedCompaction(msgspec.Struct, frozen=True):
     span_tokens: int
 
 
+class ProjectionState(msgspec.Struct, frozen=True):
+    """A projection saved between processes (the status line resumes one per call). Everything
+    before the history's floor only counts as tokens once our summarize strategy has compacted
+    it, so `snapshot` folds it into one stand-in: the state stays the size of the live tail."""
+
+    messages: list[Message]
+    tokens: list[int]
+    origin: list[int]
+    stable_prefix_end: int
+    count: int
+    turns: int
+    last_turn_start: int
+    fire_count: int
+    last_fire: ProjectedCompaction | None = None
+
+
 class Projection:
     """Feed a recording's messages in order; `fires` lists where our trigger compacted."""
 
@@ -49,6 +65,54 @@ class Projection:
         self.turns = 0
         self._origin: list[int] = []  # history index → recording index (-1: a stand-in)
         self._last_turn_start = -1  # recording index of the last turn start evaluated
+        self._fires_before = 0  # fires dropped by a snapshot/restore (only the last is kept)
+
+    @property
+    def fire_count(self) -> int:
+        """Fires so far, including those before a `restore` (which keeps only the last)."""
+        return self._fires_before + len(self.fires)
+
+    def snapshot(self) -> ProjectionState:
+        history = self.history
+        messages, tokens, origin = list(history.messages), list(history.tokens), self._origin
+        floor = history.floor
+        # Only the summarize strategy never looks below the floor again (a fold re-reads earlier
+        # summaries, engine.policy.strategies), so only then is the folded prefix exact.
+        if self.config.compaction_strategy == "summarize" and floor > history.stable_prefix_end + 1:
+            start = history.stable_prefix_end
+            folded = text_message("projected-prefix", Role.USER, "", synthetic=True)
+            messages[start:floor] = [folded]
+            tokens[start:floor] = [history.range_tokens(start, floor)]
+            origin = [*origin[:start], -1, *origin[floor:]]
+        return ProjectionState(
+            messages=messages,
+            tokens=tokens,
+            origin=list(origin),
+            stable_prefix_end=history.stable_prefix_end,
+            count=self.count,
+            turns=self.turns,
+            last_turn_start=self._last_turn_start,
+            fire_count=self.fire_count,
+            last_fire=self.fires[-1] if self.fires else None,
+        )
+
+    @classmethod
+    def restore(cls, config: CompactionConfig, state: ProjectionState) -> Projection:
+        """Go on from a snapshot. Raises ValueError when the state does not hold together."""
+        if not (len(state.messages) == len(state.tokens) == len(state.origin)):
+            raise ValueError("projection state: messages, tokens and origins differ in length")
+        projection = cls(config)
+        projection.history = History(
+            state.messages, stable_prefix_end=state.stable_prefix_end, tokens=state.tokens
+        )
+        projection._origin = list(state.origin)
+        projection.count = state.count
+        projection.turns = state.turns
+        projection._last_turn_start = state.last_turn_start
+        if state.last_fire is not None:
+            projection.fires.append(state.last_fire)
+        projection._fires_before = state.fire_count - len(projection.fires)
+        return projection
 
     def feed(self, messages: Iterable[tuple[Message, int]]) -> None:
         for message, tokens in messages:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from engine.cache import prepare_file
 from engine.errors import StoreError
 
 # 'MCTS' (metis compaction store): tells our file from another program's SQLite database.
@@ -109,6 +108,8 @@ def connect(path: Path, *, create: bool) -> sqlite3.Connection:
                 f"{path} does not exist: no metis session store in this workspace "
                 "(start metis dev or `metis-compaction-tui simulate` there first)"
             )
+        from engine.cache import prepare_file  # (engine.cache imports asyncio: writers only)
+
         prepare_file(path)  # .metis 0o700, the file 0o600 (-wal/-shm inherit its mode)
     elif path.is_dir():
         raise StoreError(f"{path} is a folder, not a session store file")

@@ -17,15 +17,14 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from engine.cache import CompactionCache, cache_backers
+from engine.cache import cache_backers
 from engine.config import CompactionConfig
 from engine.errors import StoreLocked
 from engine.events import CompactionEvent, encode_event, event_type
 from engine.history import History
 from engine.layout import METIS_DIR, cache_path, spend_journal_dir, store_path
-from engine.manager import SessionManager
 from engine.messages import HistoryError, Message
 from engine.outcomes import CompactionRecord, SessionSnapshot, TurnPlan
 from engine.policy.plan import plan_turn
@@ -58,6 +57,9 @@ from engine.store.schema import (
     describe_sqlite_error,
 )
 from engine.summarizers import Summarizer
+
+if TYPE_CHECKING:
+    from engine.manager import SessionManager
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -283,6 +285,11 @@ class SessionStore:
         revision), persisting here and caching in <workspace>/.metis/. Overrides are §11 knobs
         (not saved: see update_config) or `bus`, `token_counter`, `clock`, `cache`,
         `summarizer_settings` (the workspace's: engine.workspace_config)."""
+        # The manager and its cache (asyncio, the cache database) are for writers: a reader such
+        # as `status` or the status line does not import them.
+        from engine.cache import CompactionCache
+        from engine.manager import SessionManager
+
         passthrough = {
             k: knob_overrides.pop(k) for k in _MANAGER_PASSTHROUGH if k in knob_overrides
         }
@@ -316,6 +323,7 @@ class SessionStore:
             stable_prefix_end=snapshot.stable_prefix_end,
             counter=manager.history.counter,
             tokens=snapshot.tokens,
+            eager_canonical=True,
         )
         self._spend_seen[session_id] = snapshot.spent_usd
         return manager

@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 
 BATCH_ROWS = 5_000  # rows per look; more are read on the very next look, without waiting
 RETRY_S = 0.05  # after a look that met another process's lock
-WATCH_DEBOUNCE_MS = 50  # watchfiles groups events for at most this long (its default is 1.6 s)
+WATCH_DEBOUNCE_MS = 10  # watchfiles groups events for at most this long (its default is 1.6 s)
 WATCH_STEP_MS = 5
 
 

@@ -1,10 +1,17 @@
 """The `metis-compaction-tui` command. `main` imports the parser only when called, so importing
 this package costs nothing."""
 
+import sys
 from collections.abc import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["statusline"]:
+        # Run by an agent on every update: dispatched before the full CLI is imported.
+        from metis_compaction_tui.statusline import main as statusline_main
+
+        return statusline_main(args[1:])
     from metis_compaction_tui.cli.dispatch import main as dispatch_main
 
     return dispatch_main(argv)

@@ -8,7 +8,6 @@ cache's evict/trim/clear change anything, and only what they name.
 
 from __future__ import annotations
 
-import asyncio
 import datetime
 from decimal import Decimal
 from pathlib import Path
@@ -17,7 +16,6 @@ from typing import Any, TextIO
 import msgspec
 
 from engine import (
-    CompactionCache,
     CompactionConfig,
     History,
     SpanChanged,
@@ -32,13 +30,10 @@ from engine.store.rows import StoredCompaction
 from engine.summarizers import price_origin
 from engine.workspace_config import DEFAULT, ResolvedConfig, resolve_config
 from metis_compaction_tui.cli import exit_codes
+from metis_compaction_tui.cli.errors import CliError
 from metis_compaction_tui.cli.output import emit_json, one_line, warn
 
 JSON_SHAPE_VERSION = 2  # 2: `watermark` -> `floor`, span `watermark` -> `compaction_watermark`
-
-
-class CliError(Exception):
-    """One line on stderr and exit code 2: a missing workspace, a bad store, an unknown id."""
 
 
 def format_time(ms: int) -> str:
@@ -298,6 +293,8 @@ def cmd_compact(
         settings.apply(info.config)  # a set knob clashing with the session's: named, up front
         # A dry run writes nothing: it peeks at an existing cache and never creates one.
         cache_path = store.cache_path
+        from engine.cache import CompactionCache  # asyncio and the cache: compact's alone
+
         # The session's own LRU bound (finding 6: the default 1000 was used).
         max_rows = info.config.compaction_cache_max_rows
         cache = (
@@ -311,6 +308,8 @@ def cmd_compact(
             session_id, cache=cache, summarizer_settings=settings.summarizer, **settings.overrides()
         )
         try:
+            import asyncio  # only compact runs the manager: status and undo do not pay for it
+
             return asyncio.run(compact_or_preview(manager, dry_run, instructions, as_json, out))
         finally:
             if cache is not None:

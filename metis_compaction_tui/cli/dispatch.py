@@ -13,39 +13,25 @@ line on stderr, exit code 2, nothing written. Stores are opened with create=Fals
 from __future__ import annotations
 
 import argparse
-import asyncio
 import math
 import os
-import subprocess
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from engine import ConfigError
 from engine.errors import NothingToCompact
-from engine.layout import simulator_log_path
+from engine.layout import is_workspace, simulator_log_path
 from engine.row_check import BadRow
-from engine.store import SessionStore, StoreError, store_path
-from engine.workspace_config import parse_flags, resolve_config
 from metis_compaction_tui.cli import exit_codes
-from metis_compaction_tui.cli.cache import cmd_cache
-from metis_compaction_tui.cli.commands import CliError, cmd_compact, cmd_status, cmd_undo
-from metis_compaction_tui.cli.output import Output, OutputLost, warn
-from metis_compaction_tui.cli.transcripts import (
-    cmd_inspect,
-    cmd_transcript_compact,
-    cmd_transcript_status,
-    is_transcript_path,
-)
-from metis_compaction_tui.demo.simulator import (
-    DEMO_PACE,
-    DEMO_TURNS,
-    LOCAL_MODEL,
-    Simulator,
-)
-from metis_compaction_tui.sources.transcript import DEFAULT_LIMIT
+from metis_compaction_tui.cli.errors import CliError
+from metis_compaction_tui.defaults import DEFAULT_LIMIT, DEMO_PACE, DEMO_TURNS, LOCAL_MODEL
+
+if TYPE_CHECKING:
+    from metis_compaction_tui.demo.simulator import Simulator
+
+# Each subcommand imports what it uses when it runs (the store, the importers, asyncio, the
+# app): `status --help` pays for argparse, not for the rest.
 
 PROG = "metis-compaction-tui"
 SUBCOMMANDS = ("open", "demo", "inspect", "status", "compact", "undo", "cache", "simulate")
@@ -248,6 +234,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     exit_codes.reset()
+    from metis_compaction_tui.cli.output import Output, OutputLost, warn
+
     out = Output(sys.stdout)
     try:
         resolve_workspace(args)
@@ -270,28 +258,68 @@ def main(argv: Sequence[str] | None = None) -> int:
             "Restore the file from a backup, or delete that row"
         )
         return exit_codes.settle(exit_codes.USAGE)
-    except (CliError, StoreError, ConfigError) as error:
+    except Exception as error:
+        if not isinstance(error, user_errors()):
+            raise
         warn(f"{PROG}: {error}")
         return exit_codes.settle(exit_codes.USAGE)
     except KeyboardInterrupt:
         return exit_codes.settle(exit_codes.INTERRUPTED)
 
 
+def user_errors() -> tuple[type[Exception], ...]:
+    """The errors told in one line (exit 2): a store or config error can only have been raised
+    if its module was imported, so they are looked up, not imported."""
+    found: list[type[Exception]] = [CliError]
+    for module, name in (
+        ("engine.store.schema", "StoreError"),
+        ("engine.errors", "StoreError"),
+        ("engine.errors", "ConfigError"),
+    ):
+        kind = getattr(sys.modules.get(module), name, None)
+        if isinstance(kind, type) and issubclass(kind, Exception):
+            found.append(kind)
+    return tuple(found)
+
+
+def _is_transcript(path: Path) -> bool:
+    """cli.transcripts' rule, without importing the importers for the plain case: a folder with
+    a `.metis` store (or the default ".") is a workspace."""
+    if path.is_dir() and (path == Path(".") or is_workspace(path)):
+        return False
+    from metis_compaction_tui.cli.transcripts import is_transcript_path
+
+    return is_transcript_path(path)
+
+
 def _dispatch(args: argparse.Namespace, out: TextIO) -> int:
+    # Each case imports its own command module: a subcommand pays for what it uses.
     match args.command:
         case "open":
             return cmd_open(args.workspace)
         case "inspect":
+            from metis_compaction_tui.cli.transcripts import cmd_inspect
+
             return cmd_inspect(args.path, args.scratch, args.limit, args.sets)
         case "status":
-            if is_transcript_path(args.workspace):
+            if _is_transcript(args.workspace):
+                from metis_compaction_tui.cli.transcripts import cmd_transcript_status
+
                 return cmd_transcript_status(args.workspace, args.sets, args.limit, args.json, out)
+            from engine.workspace_config import parse_flags
+            from metis_compaction_tui.cli.commands import cmd_status
+
             return cmd_status(args.workspace, args.json, out, parse_flags(args.sets))
         case "compact":
             if Path(args.session).is_file():
+                from metis_compaction_tui.cli.transcripts import cmd_transcript_compact
+
                 return cmd_transcript_compact(
                     Path(args.session), args.dry_run, args.instructions, args.sets, args.json, out
                 )
+            from engine.workspace_config import parse_flags
+            from metis_compaction_tui.cli.commands import cmd_compact
+
             return cmd_compact(
                 args.workspace,
                 args.session,
@@ -302,8 +330,12 @@ def _dispatch(args: argparse.Namespace, out: TextIO) -> int:
                 parse_flags(args.sets),
             )
         case "undo":
+            from metis_compaction_tui.cli.commands import cmd_undo
+
             return cmd_undo(args.workspace, args.session, args.json, out)
         case "cache":
+            from metis_compaction_tui.cli.cache import cmd_cache
+
             arg = getattr(args, "key", None) if args.action != "trim" else args.n
             return cmd_cache(
                 args.workspace, args.action, arg, args.json, getattr(args, "yes", False), out
@@ -316,6 +348,8 @@ def _dispatch(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_open(workspace: Path) -> int:
+    from engine.store import SessionStore, store_path
+
     if not workspace.is_dir():
         raise CliError(f"workspace {workspace} does not exist or is not a folder")
     if store_path(workspace).exists():
@@ -332,6 +366,9 @@ def cmd_open(workspace: Path) -> int:
 
 
 def _simulator(args: argparse.Namespace, workspace: Path, out: TextIO) -> Simulator:
+    from engine.workspace_config import resolve_config
+    from metis_compaction_tui.demo.simulator import Simulator
+
     # The simulated metis dev reads the workspace's settings as metis dev would: --model over
     # METIS_* over .metis/config.yaml over the demo's own knobs and the offline model.
     settings = resolve_config(workspace)
@@ -359,6 +396,8 @@ def _simulator(args: argparse.Namespace, workspace: Path, out: TextIO) -> Simula
 
 
 async def _run_for(simulator: Simulator, seconds: float | None) -> None:
+    import asyncio
+
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     if seconds is not None:
@@ -371,6 +410,8 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO) -> int:
     if not workspace.is_dir():
         raise CliError(f"workspace {workspace} does not exist or is not a folder")
     simulator = _simulator(args, workspace, out)
+    import asyncio
+
     asyncio.run(_run_for(simulator, args.seconds))
     _summary(simulator, out)
     return 0
@@ -387,6 +428,12 @@ def _summary(simulator: Simulator, out: TextIO) -> None:
 
 
 def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
+    import asyncio
+    import subprocess
+    import tempfile
+
+    from engine.store import SessionStore
+
     workspace = Path(tempfile.mkdtemp(prefix="metis-demo-"))
     out.write(f"demo workspace: {workspace}\n")
     if args.no_app:

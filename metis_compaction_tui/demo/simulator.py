@@ -36,9 +36,9 @@ from engine import (
 from engine.store import SessionStore
 from engine.summarizers.pricing import cost_of, price_for
 from engine.summarizers.settings import SummarizerSettings
+from metis_compaction_tui.defaults import DEMO_PACE, DEMO_TURNS, LOCAL_MODEL
 from metis_compaction_tui.demo.workload import scripted_session
 
-LOCAL_MODEL = "local:extractive"
 NOTIONAL_PRICE_MODEL = "claude-haiku-4-5"
 # Knobs that make everything happen within a minute at the default pace (a turn adds ~1k tokens).
 DEMO_KNOBS: dict[str, Any] = {
@@ -48,8 +48,6 @@ DEMO_KNOBS: dict[str, Any] = {
     "compaction_max_summary_tokens": 600,
     "compaction_max_cost_per_session_usd": Decimal("0.02"),
 }
-DEMO_PACE = 6.0  # messages per second
-DEMO_TURNS = 30
 
 Log = Callable[[str], None]
 

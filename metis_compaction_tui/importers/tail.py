@@ -30,6 +30,7 @@ _DETECT_LINES = 20  # undecided after this many records: not a transcript we kno
 _HEAD_BYTES = 64  # compared on every poll to notice a file replaced in place
 _LEGACY_CODEX_HEADER = frozenset({"id", "timestamp"})  # an old rollout's untyped first line
 _FEED_BATCH = 20_000  # lines imported between two progress reports
+_CHUNK_BYTES = 8 << 20  # read at a time: memory stays bounded on a 300 MB file
 
 
 class TailUpdate(msgspec.Struct, frozen=True):
@@ -204,13 +205,14 @@ def safe_key(key: str) -> str:
 
 
 def _split_lines(
-    data: bytes, first_line: int, line_open: bool
+    data: bytes, first_line: int, line_open: bool, *, at_end: bool = True
 ) -> tuple[list[tuple[int, bytes]], int, int, bool, bool]:
     """Cut `data` into numbered non-blank lines.
 
     Returns (lines, bytes consumed, line count after, line left open, incomplete tail seen).
-    An unterminated last line is taken if it already decodes (a complete JSON object can only be
-    missing its newline) and left for the next poll otherwise.
+    At the end of the file, an unterminated last line is taken if it already decodes (a complete
+    JSON object can only be missing its newline) and left for the next poll otherwise; before
+    the end (`at_end` False: a chunk of a longer read) it is left for the next chunk.
     """
     lines: list[tuple[int, bytes]] = []
     position, line_number = 0, first_line
@@ -227,6 +229,10 @@ def _split_lines(
     rest = data[position:]
     if not rest.strip():
         return lines, position, line_number, False, False
+    if not at_end:
+        return lines, position, line_number, False, False
+    if not rest.rstrip().endswith(b"}"):
+        return lines, position, line_number, False, True  # cannot be a whole object yet
     try:
         msgspec.json.decode(rest)
     except msgspec.DecodeError:
@@ -277,9 +283,49 @@ class TranscriptTail:
         self._line_open = False
         self._head = b""
         self._ident: tuple[int, int] | None = None
+        self._size_seen = -1  # the file's size at the last read
+        self._scanned = 0  # an unfinished last line holds no newline before this offset
         self._warnings: list[str] = []
         self._generation = 0
         self._sent = (0, 0, 0)  # messages, compactions, usage delivered so far
+
+    @classmethod
+    def resume(
+        cls, path: str | os.PathLike[str], offset: int, line_count: int, fmt: TranscriptFormat
+    ) -> TranscriptTail:
+        """A tail that starts reading at byte `offset` (the start of line `line_count + 1`) with
+        a fresh importer of `fmt`, for a caller that keeps what came before itself (the status
+        line). The importer knows nothing earlier: a record whose parent lies before `offset`
+        starts the chain, and a rewind to before it reads as an append. The caller checks that
+        the file is still the one it read (same inode, same first bytes)."""
+        tail = cls(path)
+        tail._offset = offset
+        tail._line_count = line_count
+        importer_type = codex.CodexImporter if fmt == "codex" else claude_code.ClaudeCodeImporter
+        tail._importer = importer_type(tail.path)
+        try:
+            with open(tail.path, "rb") as f:
+                tail._head = f.read(_HEAD_BYTES)
+                st = os.fstat(f.fileno())
+                tail._ident = (st.st_dev, st.st_ino)
+        except OSError:
+            pass  # the first poll reports a missing file
+        return tail
+
+    def first_line_of(self, message: Message) -> int | None:
+        """The file line where `message` (one of this tail's) began, when the importer can say:
+        both name a message by its first record (Claude Code by uuid, else `line-N`)."""
+        if message.id.startswith("line-") and message.id[5:].isdigit():
+            return int(message.id[5:])
+        nodes = getattr(self._importer, "nodes", None)
+        node = nodes.get(message.id) if isinstance(nodes, dict) else None
+        line = getattr(node, "line", None)
+        return line if isinstance(line, int) else None
+
+    @property
+    def offset(self) -> int:
+        """Bytes read so far: the end of the last complete line taken."""
+        return self._offset
 
     @property
     def line_count(self) -> int:
@@ -303,45 +349,95 @@ class TranscriptTail:
         try:
             with open(self.path, "rb") as f:
                 reset = self._check_identity(f)
-                if os.fstat(f.fileno()).st_size == self._offset and not reset:
+                size = os.fstat(f.fileno()).st_size
+                if not reset and (size == self._offset or size == self._size_seen):
+                    # Nothing appended since the last look: in particular an unfinished last
+                    # line is not read and parsed again on every poll.
                     return self._update(False)
+                if not reset and not final and not self._line_may_end(f, size):
+                    return self._update(False)  # that line is still unfinished
+                self._size_seen = size
                 f.seek(self._offset)
-                data = f.read()
+                return self._read(f, reset, final, progress)
         except FileNotFoundError:
             if self._offset == 0:
                 return self._update(False)
             self._restart()  # deleted: nothing is left of what was delivered
             return TailUpdate(True, [], [], [], 0)
-        if self._offset == 0:
-            self._head = data[:_HEAD_BYTES]
-        lines, consumed, line_count, line_open, incomplete = _split_lines(
-            data, self._line_count, self._line_open
-        )
-        if incomplete and final:
-            self._warnings.append(f"line {line_count + 1}: incomplete last line ignored")
-        if self._importer is None and lines:
-            fmt = detect_format(lines)
-            if fmt is None:
-                if not final and len(lines) < _DETECT_LINES:
-                    return self._update(reset)  # wait for a decisive line
-                fmt = _fallback_format(self.path, lines)
-            importer_type = (
-                codex.CodexImporter if fmt == "codex" else claude_code.ClaudeCodeImporter
+
+    def _line_may_end(self, f: BinaryIO, size: int) -> bool:
+        """After a poll that stopped inside an unfinished line: has a newline arrived since, or
+        does the file now end like a JSON object (taken without its newline)? Reads only the
+        bytes appended since (a 300 MB line being written costs its new bytes, not 300 MB)."""
+        if self._scanned <= self._offset:
+            return True
+        f.seek(self._scanned)
+        while chunk := f.read(_CHUNK_BYTES):
+            if b"\n" in chunk:
+                return True
+        f.seek(max(self._offset, size - 64))
+        if f.read(64).rstrip().endswith(b"}"):
+            return True
+        self._scanned = size
+        self._size_seen = size
+        return False
+
+    def _read(
+        self,
+        f: BinaryIO,
+        reset: bool,
+        final: bool,
+        progress: Callable[[int, int], None] | None,
+    ) -> TailUpdate:
+        """Read from the offset to the end in chunks (memory stays bounded by a chunk and the
+        longest line, not the file), feeding each chunk's complete lines to the importer."""
+        carry = b""
+        done = 0
+        while True:
+            chunk = f.read(_CHUNK_BYTES)
+            at_end = len(chunk) < _CHUNK_BYTES
+            data = carry + chunk if carry else chunk
+            if self._offset == 0:
+                self._head = data[:_HEAD_BYTES]
+            lines, consumed, line_count, line_open, incomplete = _split_lines(
+                data, self._line_count, self._line_open, at_end=at_end
             )
-            self._importer = importer_type(self.path)
-        if lines and self._importer is not None:
-            try:
-                for start in range(0, len(lines), _FEED_BATCH):
-                    self._importer.feed(lines[start : start + _FEED_BATCH])
-                    if progress is not None:
-                        progress(min(start + _FEED_BATCH, len(lines)), len(lines))
-            except TranscriptError:
-                self._restart()  # a later poll re-reads from the start and fails the same way
-                raise
-        self._offset += consumed
-        self._line_count = line_count
-        self._line_open = line_open
-        return self._update(reset)
+            if incomplete and final:
+                self._warnings.append(f"line {line_count + 1}: incomplete last line ignored")
+            if self._importer is None and lines:
+                fmt = detect_format(lines)
+                if fmt is None and len(lines) < _DETECT_LINES:
+                    if not at_end:
+                        carry = data  # undecided on a few long lines: read on before deciding
+                        continue
+                    if not final:
+                        return self._update(reset)  # wait for a decisive line
+                if fmt is None:
+                    fmt = _fallback_format(self.path, lines)
+                importer_type = (
+                    codex.CodexImporter if fmt == "codex" else claude_code.ClaudeCodeImporter
+                )
+                self._importer = importer_type(self.path)
+            if lines and self._importer is not None:
+                try:
+                    for start in range(0, len(lines), _FEED_BATCH):
+                        self._importer.feed(lines[start : start + _FEED_BATCH])
+                        if progress is not None:
+                            batch = min(start + _FEED_BATCH, len(lines))
+                            progress(done + batch, done + len(lines))
+                except TranscriptError:
+                    self._restart()  # a later poll re-reads from the start and fails the same way
+                    raise
+            done += len(lines)
+            self._offset += consumed
+            self._line_count = line_count
+            self._line_open = line_open
+            carry = data[consumed:]
+            if at_end:
+                # Where the unfinished line (if any) was looked at up to: the next poll scans
+                # only what follows for its newline.
+                self._scanned = self._offset + len(carry) if carry.strip() else self._offset
+                return self._update(reset)
 
     def _check_identity(self, f: BinaryIO) -> bool:
         """Start over if the file was truncated or replaced since the last poll."""

@@ -31,6 +31,7 @@ from engine import (
     estimate_message_tokens,
 )
 from engine.policy.projection import ProjectedCompaction, Projection
+from metis_compaction_tui.defaults import DEFAULT_LIMIT
 from metis_compaction_tui.importers import (
     AgentCompaction,
     RecordedUsage,
@@ -50,8 +51,6 @@ from metis_compaction_tui.sources.session_data import (
     EventRow,
     SessionData,
 )
-
-DEFAULT_LIMIT = 30  # transcripts listed from a folder: the most recently written
 
 
 def transcript_title(path: Path) -> str:

@@ -14,9 +14,11 @@ without a table is kept verbatim in a text block.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import platform
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -64,9 +66,10 @@ def run(path: Path, quick: bool, timeout: float) -> Result:
         stderr=subprocess.STDOUT,
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        start_new_session=True,  # its own process group: a timeout ends what it started too
     ) as process:
         assert process.stdout is not None
-        timer = threading.Timer(timeout, process.kill)  # also ends a benchmark that hangs mute
+        timer = threading.Timer(timeout, kill_group, (process.pid,))  # ends a mute hang too
         timer.start()
         try:
             for line in process.stdout:
@@ -75,9 +78,15 @@ def run(path: Path, quick: bool, timeout: float) -> Result:
             returncode = process.wait()
         finally:
             timer.cancel()
+            kill_group(process.pid)  # a benchmark's app or refresher left running
         if time.perf_counter() - started >= timeout:
             lines.append(f"\n(killed after {timeout:.0f} s)\n")
     return Result(path.name, returncode, time.perf_counter() - started, "".join(lines))
+
+
+def kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
 
 
 def as_markdown(output: str) -> str:

@@ -6,7 +6,9 @@ run, exit 0 and print their tables.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -118,17 +120,34 @@ def test_planted_fact_is_a_msgspec_struct() -> None:
 # -- the perf scripts, --quick --------------------------------------------------------------------
 
 
-def run_script(*args: str) -> subprocess.CompletedProcess[str]:
+def run_script(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Run a perf script in its own process group; on timeout the whole group is killed, so an
+    app it started (bench_app runs a real one) is not left spinning after the test fails."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}  # offline
-    return subprocess.run(
-        [sys.executable, *args],
+    command = [sys.executable, *args]
+    process = subprocess.Popen(
+        command,
         cwd=ROOT,
         env=env,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=300,
-        check=False,
+        start_new_session=True,
     )
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(process)
+        stdout, stderr = process.communicate()
+        pytest.fail(f"{command} still running after {timeout:.0f} s (process group killed)")
+    finally:
+        kill_group(process)  # anything the script left behind in its group
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
+def kill_group(process: subprocess.Popen[str]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
 
 
 def test_workload_cost_quick(tmp_path: Path) -> None:
@@ -179,6 +198,24 @@ def test_bench_app_quick() -> None:
         "The real process exited 0 after `q`.",
     ):
         assert line in done.stdout, line
+
+
+def test_bench_statusline_quick() -> None:
+    done = run_script(str(PERF / "bench_statusline.py"), "--quick")
+    assert done.returncode == 0, done.stderr + done.stdout
+    for line in (
+        "## statusline: one call against a bare interpreter start",
+        "| bare `python -c pass` (1 MB)",
+        "| statusline, one turn appended (10 MB)",
+        "| first call on 10 MB < 2 s (the line)",
+    ):
+        assert line in done.stdout, line
+
+
+def test_bench_cli_quick() -> None:
+    done = run_script(str(PERF / "bench_cli.py"), "--quick")
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert "| `status WS` |" in done.stdout and "| `statusline` (garbage stdin) |" in done.stdout
 
 
 def test_run_all_collects_markdown(tmp_path: Path) -> None:

@@ -1,0 +1,272 @@
+"""`metis-compaction-tui statusline`: one line beside the agent (spec §12.3).
+
+Claude Code runs the command on every update (debounced to 300 ms) and cancels a run still in
+flight, so this half imports the standard library only: it reads stdin, the transcript's saved
+figures (statusline.state) and prints. When the transcript grew since those figures were saved, a
+detached refresher (statusline.refresh: the importers and the engine's trigger rule) brings them
+up to date for the next call; `--sync` waits for it instead. Whatever goes wrong, the line says so
+in a few words and the exit status is 0: the agent's screen must not break.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from metis_compaction_tui.statusline.render import (
+    AUTO_COMPACT_FRACTION,
+    FIELD_NAMES,
+    clean,
+    render_json,
+    render_line,
+    render_template,
+)
+
+USAGE = """usage: metis-compaction-tui statusline [WORKSPACE] [--session ID] [--format TEMPLATE]
+                                      [--json] [--no-color] [--width N] [--sync]
+
+With no WORKSPACE: reads Claude Code's statusLine JSON on stdin and prints one line.
+With a metis WORKSPACE: the same line from its session store (--session picks one).
+--format takes named fields in braces: {fields}.
+Colour is off with --no-color or NO_COLOR; the width is --width, else COLUMNS, else the terminal.
+"""
+
+MARKER_NO_INPUT = "metis: no status input"
+MARKER_FAILED = "metis: status unavailable"
+
+
+class Options:
+    __slots__ = ("as_json", "colour", "session", "sync", "template", "width", "workspace")
+
+    def __init__(self) -> None:
+        self.workspace: str | None = None
+        self.session: str | None = None
+        self.template: str | None = None
+        self.as_json = False
+        self.colour = not os.environ.get("NO_COLOR")
+        self.width: int | None = None
+        self.sync = False
+
+
+def parse_args(argv: list[str]) -> Options | str:
+    """Options, or a message for a bad command line (argparse would cost more than the rest)."""
+    opts = Options()
+    args = list(argv)
+    while args:
+        arg = args.pop(0)
+        if arg in ("-h", "--help"):
+            return USAGE.format(fields=", ".join(FIELD_NAMES))
+        if arg == "--json":
+            opts.as_json = True
+        elif arg == "--no-color":
+            opts.colour = False
+        elif arg == "--sync":
+            opts.sync = True
+        elif arg in ("--format", "--session", "--width"):
+            if not args:
+                return f"statusline: {arg} needs a value"
+            value = args.pop(0)
+            if arg == "--format":
+                opts.template = value
+            elif arg == "--session":
+                opts.session = value
+            elif not value.isdigit() or int(value) < 10:
+                return "statusline: --width needs a number of columns (10 or more)"
+            else:
+                opts.width = int(value)
+        elif arg.startswith("-"):
+            return f"statusline: unknown option {clean(arg, 40)}"
+        elif opts.workspace is None:
+            opts.workspace = arg
+        else:
+            return "statusline: one workspace at most"
+    return opts
+
+
+def line_width(opts: Options) -> int:
+    """--width, COLUMNS, the controlling terminal (Claude Code's, since our stdout is a pipe)."""
+    if opts.width:
+        return opts.width
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) >= 10:
+        return int(columns)
+    try:
+        fd = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY)
+        try:
+            return max(10, os.get_terminal_size(fd).columns)
+        finally:
+            os.close(fd)
+    except OSError:
+        return 120
+
+
+def empty_fields() -> dict[str, object]:
+    return dict.fromkeys(FIELD_NAMES)
+
+
+def _pct(part: int, whole: int) -> int:
+    return round(100 * part / whole) if whole else 0
+
+
+def claude_fields(raw: bytes, opts: Options) -> dict[str, object] | None:
+    from metis_compaction_tui.statusline.claude_input import parse_claude_input
+    from metis_compaction_tui.statusline.state import (
+        identify,
+        load_line_state,
+        state_dir,
+        still_same_file,
+    )
+
+    got = parse_claude_input(raw)
+    if got is None:
+        return None
+    f = empty_fields()
+    f["source"] = "claude-code"
+    f["model"] = clean(got.model_name, 40)
+    f["session"] = clean(got.session_id, 40)
+    f["ctx"], f["window"] = got.context_tokens, got.window_tokens
+    saved = None
+    if not got.transcript_path:
+        f["note"] = "no transcript path"
+    else:
+        path = os.path.abspath(got.transcript_path)
+        now = identify(path)
+        if now is None:
+            f["note"] = "transcript missing"
+        else:
+            directory = state_dir()
+            saved = load_line_state(directory, path)
+            if saved is not None and not still_same_file(saved, now):
+                saved = None  # truncated or replaced: what we knew is about another file
+            if saved is None or saved["seen"] != now.size:
+                if opts.sync:
+                    from metis_compaction_tui.statusline.refresh import refresh
+
+                    refresh(path, directory, got.model_id, wait=True)
+                    saved = load_line_state(directory, path)
+                    if saved is not None and not still_same_file(saved, now):
+                        saved = None
+                else:
+                    spawn_refresh(directory, path, got.model_id)
+            if saved is None:
+                f["note"] = "reading transcript…"
+            elif saved["error"]:
+                f["note"] = clean(str(saved["error"]), 60)
+                saved = None
+    if saved is not None:
+        for name in (
+            "agent_compactions",
+            "our_compactions",
+            "last_before",
+            "last_after",
+            "soft_in",
+            "pending",
+            "threshold",
+            "hard_cap",
+            "compaction_usd",
+        ):
+            f[name] = saved[name]
+        f["trigger"] = saved["trigger"] or None
+        f["explain"] = clean(str(saved["explain"]), 200)
+        f["stale"] = bool(saved["stale_usage"])
+        if saved["cache_total"]:
+            f["cache_pct"] = _pct(saved["cache_read"], saved["cache_total"])  # type: ignore[arg-type]
+    if f["cache_pct"] is None and got.context_tokens:
+        f["cache_pct"] = _pct(got.cache_read_tokens or 0, got.context_tokens)
+    if got.context_tokens is None:
+        f["stale"] = True if saved is None else f["stale"]
+        if f["last_after"] is not None and f["stale"]:
+            f["note"] = f["note"] or "context not measured since the compaction"
+    window = got.window_tokens
+    ctx = got.context_tokens
+    if window:
+        auto_at = int(window * AUTO_COMPACT_FRACTION)
+        f["auto_at"] = auto_at
+        if ctx is not None:
+            f["ctx_pct"] = _pct(ctx, window)
+            f["auto_pct"] = _pct(ctx, auto_at)
+            f["auto_left"] = auto_at - ctx
+    return f
+
+
+def refresh_running(directory: str, path: str) -> bool:
+    """Is a refresher holding this transcript's lock? (Checked before spawning one, so a long
+    first read is not joined by a new process on every update.)"""
+    import fcntl
+
+    from metis_compaction_tui.statusline.state import state_key
+
+    try:
+        fd = os.open(os.path.join(directory, state_key(path) + ".lock"), os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing releases a lock we took
+    return False
+
+
+def spawn_refresh(directory: str, path: str, model: str) -> None:
+    """Start the refresher detached (its own session, no stdio), so this call returns now and
+    Claude Code never waits for a parse. posix_spawn: `subprocess` alone costs milliseconds."""
+    if refresh_running(directory, path):
+        return  # one is reading this transcript now (a first read of a big file takes seconds)
+    argv = [sys.executable, "-m", "metis_compaction_tui.statusline.refresh", directory, path]
+    if model:
+        argv.append(model)
+    devnull = os.devnull
+    actions = [
+        (os.POSIX_SPAWN_OPEN, 0, devnull, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 1, devnull, os.O_WRONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 2, devnull, os.O_WRONLY, 0),
+    ]
+    env = dict(os.environ)
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH", "")) if p)
+    try:
+        os.posix_spawn(sys.executable, argv, env, file_actions=actions, setsid=True)
+    except OSError:
+        pass  # the next call tries again
+
+
+def main(argv: list[str], stdin: object = None, stdout: object = None) -> int:
+    """Always 0 with one line on stdout, except for a bad command line (2, usage on stderr)."""
+    out = stdout if stdout is not None else sys.stdout
+    opts = parse_args(argv)
+    if isinstance(opts, str):
+        if opts.startswith("usage:"):
+            out.write(opts)  # type: ignore[attr-defined]
+            return 0
+        sys.stderr.write(opts + "\n")
+        return 2
+    try:
+        if opts.workspace is not None:
+            from metis_compaction_tui.statusline.workspace import workspace_fields
+
+            fields = workspace_fields(opts.workspace, opts.session)
+        else:
+            source = stdin if stdin is not None else sys.stdin.buffer
+            try:
+                raw = source.read((1 << 20) + 1)  # type: ignore[attr-defined]
+            except (OSError, ValueError):
+                raw = b""
+            fields = claude_fields(raw or b"", opts)
+        if fields is None:
+            text = MARKER_NO_INPUT
+        elif opts.as_json:
+            text = render_json(fields)
+        elif opts.template is not None:
+            text = render_template(opts.template, fields, line_width(opts))
+        else:
+            text = render_line(fields, line_width(opts), opts.colour)
+    except Exception:
+        text = MARKER_FAILED
+    try:
+        out.write(text + "\n")  # type: ignore[attr-defined]
+        out.flush()  # type: ignore[attr-defined]
+    except (OSError, ValueError):
+        pass  # Claude Code cancelled us: nobody is reading
+    return 0

@@ -1,0 +1,327 @@
+"""The status line's slow half: read what a transcript gained since the last call and save the
+figures the line shows. Runs in its own process (spawned by the line, detached) or inline
+(`statusline --sync`), never both at once for one transcript (a lock file).
+
+Incremental: parsing resumes at a *seam*, the first line of the newest assistant message that is
+complete (a message can still gain blocks until the next one starts, and a user message's tool
+results need the assistant call before it). Messages before the seam have been fed, once, to our
+engine's Projection, which is saved (engine.policy.projection.ProjectionState); the seam's bytes
+and what was appended after them are read again with a fresh importer (the project's own,
+metis_compaction_tui.importers). So a call reads O(bytes since the seam), not the session.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import sys
+from decimal import Decimal
+
+import msgspec
+
+from engine.config import CompactionConfig
+from engine.messages import Message, Role
+from engine.policy.plan import plan_turn
+from engine.policy.projection import Projection, ProjectionState
+from engine.policy.trigger import TriggerAction, TriggerReason
+from engine.tokens import estimate_message_tokens
+from metis_compaction_tui.importers import TranscriptError, TranscriptTail
+from metis_compaction_tui.statusline.state import (
+    STATE_VERSION,
+    FileIdentity,
+    identify,
+    state_key,
+    write_atomic,
+)
+
+PARSE_VERSION = 1
+
+
+class SeenCompaction(msgspec.Struct, frozen=True):
+    """One of the agent's own compactions, by its index in the whole recording."""
+
+    message_index: int
+    trigger: str | None
+    pre_tokens: int | None
+    post_tokens: int | None
+
+
+class ParseState(msgspec.Struct):
+    version: int
+    path: str
+    dev: int
+    ino: int
+    head: str  # hex of the first bytes when first read
+    format: str
+    seam_offset: int  # byte offset where the next read starts
+    seam_line: int  # lines before it
+    base: int  # messages of the recording before the seam (all fed to the projection)
+    projection: ProjectionState
+    compactions: list[SeenCompaction]
+    cache_read: int  # usage before the seam, summed
+    cache_total: int
+    last_usage_index: int  # message index of the newest usage before the seam (-1: none)
+    last_usage_context: int
+
+
+_parse_decoder = msgspec.msgpack.Decoder(ParseState)
+CONFIG = CompactionConfig(compaction_model="local:extractive")  # the spec's default knobs
+
+
+def _ours(message: Message) -> Message:
+    """The agent's summary counts as an ordinary message for our projection: our engine never
+    made it (as sources.transcript does)."""
+    if not message.synthetic:
+        return message
+    metadata = msgspec.structs.replace(message.metadata, synthetic=False)
+    return msgspec.structs.replace(message, metadata=metadata)
+
+
+def _load_parse(path: str, directory: str, now: FileIdentity) -> ParseState | None:
+    try:
+        with open(os.path.join(directory, state_key(path) + ".parse.msgpack"), "rb") as f:
+            state = _parse_decoder.decode(f.read())
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return None  # absent or corrupt: read from the start
+    same = (
+        state.version == PARSE_VERSION
+        and state.path == os.path.abspath(path)
+        and (state.dev, state.ino) == (now.dev, now.ino)
+        and now.size >= state.seam_offset
+        and now.head.startswith(state.head)
+        and state.format in ("claude-code", "codex")
+    )
+    return state if same else None
+
+
+def _line_start(path: str, offset: int, first_line: int, line: int) -> int:
+    """Byte offset of line `line`, counting from `offset`, the start of line `first_line + 1`."""
+    with open(path, "rb") as f:
+        f.seek(offset)
+        data = f.read()
+    position = 0
+    for _ in range(line - 1 - first_line):
+        position = data.index(b"\n", position) + 1
+    return offset + position
+
+
+def _price_usd(model: str, pre: int, post: int) -> Decimal | None:
+    from engine.summarizers.pricing import cost_of, price_for
+
+    try:
+        price = price_for(model)
+    except KeyError:
+        return None
+    return cost_of(price, pre, post)
+
+
+def refresh(path: str, directory: str, model: str = "", *, wait: bool = False) -> bool:
+    """Bring the saved figures for `path` up to date. False when another refresh holds the lock
+    (and `wait` is off) or the file cannot be read."""
+    path = os.path.abspath(path)
+    key = state_key(path)
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    with open(os.path.join(directory, key + ".lock"), "a+b") as lock:
+        try:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            return False
+        now = identify(path)
+        if now is None:
+            return False
+        parse = _load_parse(path, directory, now)
+        try:
+            line, parse = _read(path, now, parse, model)
+        except TranscriptError as exc:
+            line = _error_line(path, now, f"not a transcript ({exc.detail[:80]})")
+            parse = None
+        parse_file = os.path.join(directory, key + ".parse.msgpack")
+        if parse is not None:
+            write_atomic(parse_file, msgspec.msgpack.encode(parse))
+        elif os.path.exists(parse_file):
+            os.unlink(parse_file)
+        write_atomic(os.path.join(directory, key + ".line.json"), json.dumps(line).encode())
+    return True
+
+
+def _error_line(path: str, now: FileIdentity, error: str) -> dict[str, object]:
+    return {
+        "version": STATE_VERSION,
+        "path": path,
+        "dev": now.dev,
+        "ino": now.ino,
+        "size": now.size,
+        "seen": now.size,
+        "head": now.head,
+        "format": "",
+        "messages": 0,
+        "agent_compactions": 0,
+        "our_compactions": 0,
+        "pending": 0,
+        "threshold": CONFIG.compaction_threshold_tokens,
+        "hard_cap": CONFIG.compaction_hard_cap_tokens,
+        "cache_read": 0,
+        "cache_total": 0,
+        "last_before": None,
+        "last_after": None,
+        "soft_in": None,
+        "trigger": "",
+        "explain": "",
+        "compaction_usd": None,
+        "last_trigger": None,
+        "error": error,
+        "stale_usage": False,
+    }
+
+
+def _read(
+    path: str, now: FileIdentity, parse: ParseState | None, model: str
+) -> tuple[dict[str, object], ParseState | None]:
+    if parse is None:
+        tail = TranscriptTail(path)
+        projection = Projection(CONFIG)
+        base, seam_offset, seam_line = 0, 0, 0
+        compactions: list[SeenCompaction] = []
+        cache_read = cache_total = 0
+        last_usage_index, last_usage_context = -1, 0
+        head = now.head
+    else:
+        tail = TranscriptTail.resume(path, parse.seam_offset, parse.seam_line, parse.format)  # type: ignore[arg-type]
+        projection = Projection.restore(CONFIG, parse.projection)
+        base, seam_offset, seam_line = parse.base, parse.seam_offset, parse.seam_line
+        compactions = list(parse.compactions)
+        cache_read, cache_total = parse.cache_read, parse.cache_total
+        last_usage_index, last_usage_context = parse.last_usage_index, parse.last_usage_context
+        head = parse.head
+    update = tail.poll()
+    fmt = tail.format
+    messages = update.messages
+    # The seam: the newest assistant message with a later message after it.
+    seam_index = None
+    for index in range(len(messages) - 2, -1, -1):
+        if messages[index].role is Role.ASSISTANT:
+            seam_index = index
+            break
+    new_seam_offset, new_seam_line = seam_offset, seam_line
+    if seam_index is not None:
+        first = tail.first_line_of(messages[seam_index])
+        if first is not None and first > seam_line:
+            new_seam_line = first - 1
+            new_seam_offset = _line_start(path, seam_offset, seam_line, first)
+        else:
+            seam_index = 0  # cannot place it: hold the whole window back, read it again
+    else:
+        seam_index = 0
+    done, pending = messages[:seam_index], messages[seam_index:]
+    projection.feed((m, estimate_message_tokens(m)) for m in map(_ours, done))
+    usage_done = [u for u in update.recorded_usage if 0 <= u.message_index < seam_index]
+    for usage in usage_done:
+        cache_read += usage.cache_read_tokens
+        cache_total += usage.context_tokens
+    if usage_done:
+        last_usage_index = base + usage_done[-1].message_index
+        last_usage_context = usage_done[-1].context_tokens
+    window_usage = [(base + u.message_index, u.context_tokens) for u in update.recorded_usage]
+    seen = [
+        SeenCompaction(
+            base + c.message_index,
+            c.trigger,
+            c.pre_tokens,
+            getattr(c, "post_tokens", None)  # issue 16's importers record it when the log has it
+            or _first_context_after(base + c.message_index, window_usage),
+        )
+        for c in update.agent_compactions
+    ]
+    saved = None
+    if fmt is not None:
+        saved = ParseState(
+            version=PARSE_VERSION,
+            path=path,
+            dev=now.dev,
+            ino=now.ino,
+            head=head,
+            format=fmt,
+            seam_offset=new_seam_offset,
+            seam_line=new_seam_line,
+            base=base + seam_index,
+            projection=projection.snapshot(),
+            compactions=compactions + [c for c in seen if c.message_index < base + seam_index],
+            cache_read=cache_read,
+            cache_total=cache_total,
+            last_usage_index=last_usage_index,
+            last_usage_context=last_usage_context,
+        )
+    # What the line shows also counts the messages still held back.
+    projection.feed((m, estimate_message_tokens(m)) for m in map(_ours, pending))
+    all_usage = [(base + u.message_index, u) for u in update.recorded_usage if u.message_index >= 0]
+    for _, usage in all_usage[len(usage_done) :]:
+        cache_read += usage.cache_read_tokens
+        cache_total += usage.context_tokens
+    if len(all_usage) > len(usage_done):
+        last_usage_index, last_usage_context = all_usage[-1][0], all_usage[-1][1].context_tokens
+    every = compactions + seen  # the window starts at the old seam: nothing in it was saved
+    last = every[-1] if every else None
+    last_after = None
+    if last is not None:
+        last_after = last.post_tokens or _first_context_after(last.message_index, window_usage)
+    plan = plan_turn(projection.history, CONFIG, Decimal(0))
+    decision = plan.decision
+    soft_in = None
+    if decision.reason is TriggerReason.BELOW_THRESHOLD:
+        soft_in = decision.threshold_tokens - decision.pending_history_tokens
+    trigger = {
+        TriggerAction.SKIP: "ok",
+        TriggerAction.SOFT: "soft",
+        TriggerAction.FORCED: "forced",
+    }[decision.action]
+    spend: Decimal | None = Decimal(0)
+    for c in every:
+        if c.pre_tokens is None or spend is None:
+            continue
+        cost = _price_usd(model, c.pre_tokens, c.post_tokens or 0) if model else None
+        spend = None if cost is None else spend + cost
+    line: dict[str, object] = {
+        **_error_line(path, now, ""),
+        "error": None,
+        "size": tail.offset,
+        "seen": now.size,  # the file's size when read (an unfinished last line is not in `size`)
+        "head": head,
+        "format": fmt or "",
+        "messages": base + len(messages),
+        "agent_compactions": len(every),
+        "our_compactions": projection.fire_count,
+        "pending": decision.pending_history_tokens,
+        "threshold": decision.threshold_tokens,
+        "hard_cap": decision.hard_cap_tokens,
+        "cache_read": cache_read,
+        "cache_total": cache_total,
+        "last_before": last.pre_tokens if last else None,
+        "last_after": last_after,
+        "last_trigger": last.trigger if last else None,
+        "soft_in": soft_in,
+        "trigger": trigger,
+        "explain": decision.explain(),
+        "compaction_usd": None if spend is None or not every else f"{spend:.2f}",
+        # The newest thing is the agent's compaction, with no response measured after it yet.
+        "stale_usage": last is not None and last.message_index > last_usage_index,
+    }
+    return line, saved
+
+
+def _first_context_after(index: int, usage: list[tuple[int, int]]) -> int | None:
+    """The context the agent measured on its first response after message `index`."""
+    return next((context for at, context in usage if at > index), None)
+
+
+def main(argv: list[str]) -> int:
+    """`python -m metis_compaction_tui.statusline.refresh DIR PATH [MODEL]` (the detached half)."""
+    try:
+        refresh(argv[1], argv[0], argv[2] if len(argv) > 2 else "")
+    except Exception:
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

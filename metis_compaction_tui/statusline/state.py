@@ -1,0 +1,129 @@
+"""Where the status line keeps what it learnt about a transcript between calls, and the check that
+the transcript is still the file it learnt it from.
+
+Two files per transcript, named by a hash of its path, in the user's state directory (never beside
+the transcript): `<key>.line.json`, the few figures the line shows (read on every call with the
+standard library), and `<key>.parse.msgpack`, where the refresher resumes parsing (read only by the
+refresher, as typed msgspec structs). Both name the file they describe by path, device, inode and
+its first bytes; a file truncated below what was read, or replaced, drops them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zlib
+
+STATE_VERSION = 1
+HEAD_BYTES = 64  # the fingerprint: a replaced file almost never starts with the same 64 bytes
+
+
+def state_dir() -> str:
+    """$METIS_STATUSLINE_STATE_DIR, else $XDG_STATE_HOME/metis-compaction-tui/statusline, else
+    ~/.local/state/... (a cache: deleting it only costs one full read)."""
+    explicit = os.environ.get("METIS_STATUSLINE_STATE_DIR")
+    if explicit:
+        return explicit
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "state"
+    )
+    return os.path.join(base, "metis-compaction-tui", "statusline")
+
+
+def state_key(path: str) -> str:
+    """A file name for `path` (the path itself is stored inside and compared, so a collision of
+    this short key costs a re-read, never a wrong line)."""
+    raw = os.path.abspath(path).encode("utf-8", "surrogateescape")
+    return f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}"
+
+
+class FileIdentity:
+    __slots__ = ("dev", "head", "ino", "size")
+
+    def __init__(self, dev: int, ino: int, size: int, head: str) -> None:
+        self.dev, self.ino, self.size, self.head = dev, ino, size, head
+
+
+def identify(path: str) -> FileIdentity | None:
+    """The transcript's identity now, or None when it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            st = os.fstat(f.fileno())
+            head = f.read(HEAD_BYTES)
+    except OSError:
+        return None
+    import stat as _stat
+
+    if not _stat.S_ISREG(st.st_mode):
+        return None
+    return FileIdentity(st.st_dev, st.st_ino, st.st_size, head.hex())
+
+
+def still_same_file(saved: dict[str, object], now: FileIdentity) -> bool:
+    """What `saved` describes is a prefix of the file now: same inode, not shorter, same start.
+    (A file shorter than the fingerprint grows into it, so only the bytes saved are compared.)"""
+    size, head = saved.get("size"), saved.get("head")
+    if not isinstance(size, int) or not isinstance(head, str):
+        return False
+    return (
+        saved.get("dev") == now.dev
+        and saved.get("ino") == now.ino
+        and now.size >= size
+        and now.head.startswith(head)
+    )
+
+
+def _int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+_INT_FIELDS = (
+    "dev",
+    "ino",
+    "size",
+    "seen",
+    "agent_compactions",
+    "our_compactions",
+    "pending",
+    "threshold",
+    "hard_cap",
+    "cache_read",
+    "cache_total",
+    "messages",
+)
+_OPTIONAL_INT_FIELDS = ("last_before", "last_after", "soft_in")
+_TEXT_FIELDS = ("path", "head", "format", "trigger", "explain")
+_OPTIONAL_TEXT_FIELDS = ("compaction_usd", "last_trigger", "error")
+
+
+def load_line_state(directory: str, path: str) -> dict[str, object] | None:
+    """The saved figures for `path`, or None when absent, unreadable or not what we wrote (a
+    corrupt or foreign file is ignored, and overwritten by the next refresh)."""
+    try:
+        with open(os.path.join(directory, state_key(path) + ".line.json"), "rb") as f:
+            data = json.loads(f.read(1 << 16))
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or data.get("version") != STATE_VERSION:
+        return None
+    if data.get("path") != os.path.abspath(path):
+        return None
+    if not all(_int(data.get(k)) for k in _INT_FIELDS):
+        return None
+    if not all(data.get(k) is None or _int(data.get(k)) for k in _OPTIONAL_INT_FIELDS):
+        return None
+    if not all(isinstance(data.get(k), str) for k in _TEXT_FIELDS):
+        return None
+    if not all(data.get(k) is None or isinstance(data.get(k), str) for k in _OPTIONAL_TEXT_FIELDS):
+        return None
+    if not isinstance(data.get("stale_usage"), bool):
+        return None
+    return data
+
+
+def write_atomic(target: str, data: bytes) -> None:
+    os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
+    temp = f"{target}.{os.getpid()}.tmp"
+    with open(temp, "wb") as f:
+        f.write(data)
+    os.replace(temp, target)

@@ -1,0 +1,360 @@
+"""`metis-compaction-tui statusline`: Claude Code's stdin shape (our own fixtures, written the way
+its statusLine JSON looks), real transcripts written by tests/transcript_writer.py, a real store."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from metis_compaction_tui.statusline import MARKER_NO_INPUT, main
+from metis_compaction_tui.statusline.state import state_key
+from tests.transcript_writer import ClaudeCodeWriter
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def stdin_json(
+    transcript: Path | str | None, *, usage: dict[str, int] | None = None, **extra: object
+) -> bytes:
+    data: dict[str, object] = {
+        "hook_event_name": "Status",
+        "session_id": "7d1c0b7e-0000-4000-8000-000000000001",
+        "transcript_path": None if transcript is None else str(transcript),
+        "cwd": "/tmp/proj",
+        "model": {"id": "claude-sonnet-4-5", "display_name": "Sonnet 4.5"},
+        "workspace": {"current_dir": "/tmp/proj", "project_dir": "/tmp/proj"},
+        "version": "2.0.40",
+        "cost": {"total_cost_usd": 0.42, "total_duration_ms": 60000},
+        "context_window": {
+            "total_input_tokens": 120000,
+            "total_output_tokens": 9000,
+            "context_window_size": 200000,
+            "used_percentage": 45,
+            "current_usage": usage,
+        },
+    }
+    data.update(extra)
+    return json.dumps(data).encode()
+
+
+USAGE = {
+    "input_tokens": 10,
+    "output_tokens": 300,
+    "cache_creation_input_tokens": 2000,
+    "cache_read_input_tokens": 88000,
+}
+
+
+@pytest.fixture(autouse=True)
+def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    directory = tmp_path / "state"
+    monkeypatch.setenv("METIS_STATUSLINE_STATE_DIR", str(directory))
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    return directory
+
+
+def run(raw: bytes, *args: str) -> str:
+    out = io.StringIO()
+    assert main(list(args), io.BytesIO(raw), out) == 0
+    text = out.getvalue()
+    assert text.endswith("\n") and text.count("\n") == 1, text
+    return text[:-1]
+
+
+def fields(raw: bytes, *args: str) -> dict[str, object]:
+    return json.loads(run(raw, "--json", "--sync", *args))
+
+
+def write(path: Path, writer: ClaudeCodeWriter, turns: int, mode: str = "a") -> None:
+    with path.open(mode) as out:
+        for _ in range(turns):
+            out.writelines(writer.turn())
+
+
+# -- bad input -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("raw", [b"", b"   \n", b"{not json", b"[1, 2]", b"\xff\xfe\x00", b"null"])
+def test_garbage_or_empty_stdin_prints_a_marker(raw: bytes) -> None:
+    assert run(raw) == MARKER_NO_INPUT
+    assert run(raw, "--json") == MARKER_NO_INPUT
+
+
+def test_missing_transcript_still_shows_the_context_and_says_so(tmp_path: Path) -> None:
+    f = fields(stdin_json(tmp_path / "gone.jsonl", usage=USAGE))
+    assert f["note"] == "transcript missing"
+    assert f["ctx"] == 90010 and f["window"] == 200000 and f["ctx_pct"] == 45
+    assert f["auto_at"] == 160000 and f["auto_left"] == 160000 - 90010
+    assert f["trigger"] is None
+    line = run(stdin_json(tmp_path / "gone.jsonl", usage=USAGE), "--no-color")
+    assert line.startswith("ctx 90k/200k 45% | auto-compact at 160k: 69k left")
+    assert "transcript missing" in line
+
+
+def test_fields_of_the_wrong_type_are_ignored(tmp_path: Path) -> None:
+    bad = {"input_tokens": "9999", "output_tokens": -5, "cache_read_input_tokens": True}
+    f = fields(stdin_json(None, usage=bad, model=["x"]))
+    assert f["ctx"] == 0 and f["window"] == 200000 and f["model"] == ""
+    window = {"context_window_size": "2", "current_usage": "x"}
+    f = fields(stdin_json(None, context_window=window))
+    assert f["ctx"] is None and f["window"] is None
+    assert f["note"] == "no transcript path"
+
+
+def test_a_bad_command_line_is_refused_without_a_traceback(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["--width", "x"], io.BytesIO(b""), io.StringIO()) == 2
+    assert "--width" in capsys.readouterr().err
+
+
+# -- figures from the transcript -------------------------------------------------------------------
+
+
+def test_figures_come_from_the_engine_rule(tmp_path: Path) -> None:
+    log = tmp_path / "s.jsonl"
+    write(log, ClaudeCodeWriter(3, compact_every=70), 150, "w")
+    f = fields(stdin_json(log, usage=USAGE))
+    assert f["agent_compactions"] == 2
+    assert f["last_before"] is not None and f["last_after"] is not None
+    assert f["trigger"] in ("ok", "soft", "forced")
+    assert f["our_compactions"] >= 1
+    assert f["cache_pct"] is not None and 0 < f["cache_pct"] <= 100  # type: ignore[operator]
+    assert f["compaction_usd"] is not None  # priced at the session's model
+    # Computed by engine.policy over the same messages: the whole-file projection agrees.
+    from engine.policy.projection import project_compactions
+    from engine.tokens import estimate_message_tokens
+    from metis_compaction_tui.importers import load_transcript
+    from metis_compaction_tui.statusline.refresh import CONFIG, _ours
+
+    messages = [_ours(m) for m in load_transcript(log).messages]
+    fires = project_compactions(((m, estimate_message_tokens(m)) for m in messages), CONFIG)
+    assert f["our_compactions"] == len(fires)
+
+
+def test_appending_in_steps_gives_what_one_read_gives(tmp_path: Path, state_dir: Path) -> None:
+    log = tmp_path / "s.jsonl"
+    writer = ClaudeCodeWriter(5, compact_every=7)
+    write(log, writer, 3, "w")
+    stepped = {}
+    for _ in range(12):
+        stepped = fields(stdin_json(log, usage=USAGE))
+        write(log, writer, 2)
+        with log.open("a") as out:  # a half-written record: left for the next call
+            out.write('{"parentUuid": "u00000001", "isSidechain": false, "t'[:40])
+        stepped = fields(stdin_json(log, usage=USAGE))
+        with log.open("rb+") as out:  # finish that line as the agent would
+            out.seek(-40, os.SEEK_END)
+            out.truncate()
+    stepped = fields(stdin_json(log, usage=USAGE))
+    os.environ["METIS_STATUSLINE_STATE_DIR"] = str(state_dir.parent / "fresh")
+    whole = fields(stdin_json(log, usage=USAGE))
+    assert stepped == whole
+    assert whole["agent_compactions"] == 3
+
+
+def test_a_call_reads_only_what_was_appended(tmp_path: Path, state_dir: Path) -> None:
+    log = tmp_path / "s.jsonl"
+    writer = ClaudeCodeWriter(5)
+    write(log, writer, 40, "w")
+    before = fields(stdin_json(log, usage=USAGE))
+    # Scribble over the middle of what was read (same size, same first bytes): a reader that
+    # starts over would now fail on those lines; an incremental one never looks at them again.
+    data = bytearray(log.read_bytes())
+    middle = len(data) // 2
+    data[middle : middle + 200] = b"#" * 200
+    log.write_bytes(bytes(data))
+    write(log, writer, 1)
+    after = fields(stdin_json(log, usage=USAGE))
+    assert after["note"] is None
+    assert after["our_compactions"] >= before["our_compactions"]  # type: ignore[operator]
+    os.environ["METIS_STATUSLINE_STATE_DIR"] = str(state_dir.parent / "fresh")
+    assert fields(stdin_json(log, usage=USAGE)) != after  # a full read does see the damage
+
+
+def test_stale_after_compact(tmp_path: Path) -> None:
+    """Right after /compact Claude Code sends current_usage null (and a stale used_percentage):
+    the line must not show the old percentage, and says the context is not measured yet."""
+    log = tmp_path / "s.jsonl"
+    writer = ClaudeCodeWriter(9, compact_every=5)
+    write(log, writer, 5, "w")  # ends with the compact boundary and the summary
+    raw = stdin_json(log, usage=None)
+    f = fields(raw)
+    assert f["ctx"] is None and f["ctx_pct"] is None and f["stale"] is True
+    assert f["agent_compactions"] == 1 and f["last_before"] is not None
+    line = run(raw, "--no-color")
+    assert line.startswith("ctx ? (just compacted)")
+    assert "45%" not in line
+    write(log, writer, 1)  # the next response measures the new context
+    f = fields(stdin_json(log, usage=USAGE))
+    assert f["stale"] is False and f["last_after"] is not None and f["ctx"] == 90010
+
+
+def test_truncated_file_starts_over(tmp_path: Path) -> None:
+    log = tmp_path / "s.jsonl"
+    write(log, ClaudeCodeWriter(1, compact_every=3), 10, "w")
+    assert fields(stdin_json(log, usage=USAGE))["agent_compactions"] == 3
+    with log.open("r+b") as out:
+        out.truncate(0)
+    write(log, ClaudeCodeWriter(2), 2)
+    f = fields(stdin_json(log, usage=USAGE))
+    assert f["agent_compactions"] == 0 and f["note"] is None
+
+
+def test_replaced_file_starts_over(tmp_path: Path) -> None:
+    log = tmp_path / "s.jsonl"
+    write(log, ClaudeCodeWriter(1, compact_every=3), 10, "w")
+    assert fields(stdin_json(log, usage=USAGE))["agent_compactions"] == 3
+    other = tmp_path / "other.jsonl"
+    write(other, ClaudeCodeWriter(1), 12, "w")  # same first bytes, bigger, no compaction
+    os.replace(other, log)
+    f = fields(stdin_json(log, usage=USAGE))
+    assert f["agent_compactions"] == 0
+
+
+def test_a_corrupt_state_file_is_ignored(tmp_path: Path, state_dir: Path) -> None:
+    log = tmp_path / "s.jsonl"
+    write(log, ClaudeCodeWriter(4, compact_every=4), 9, "w")
+    good = fields(stdin_json(log, usage=USAGE))
+    key = state_key(str(log))
+    for suffix, junk in (
+        (".line.json", b'{"version": 1, "size": "x"}'),
+        (".parse.msgpack", b"\x00\xff"),
+    ):
+        (state_dir / (key + suffix)).write_bytes(junk)
+    assert fields(stdin_json(log, usage=USAGE)) == good
+    (state_dir / (key + ".line.json")).write_bytes(b"\xff" * 100)
+    assert fields(stdin_json(log, usage=USAGE)) == good
+
+
+def test_a_file_that_is_not_a_transcript_gets_a_note(tmp_path: Path) -> None:
+    log = tmp_path / "notes.jsonl"
+    log.write_text('{"hello": 1}\n' * 30)
+    f = fields(stdin_json(log, usage=USAGE))
+    assert f["note"] is not None and "transcript" in str(f["note"])
+    assert f["ctx"] == 90010
+
+
+# -- rendering -----------------------------------------------------------------------------------
+
+
+def test_control_characters_are_neutralised(tmp_path: Path) -> None:
+    raw = stdin_json(None, usage=USAGE, model={"display_name": "evil\x1b]0;owned\x07\u202e"})
+    f = fields(raw)
+    assert "\x1b" not in str(f["model"]) and "\u202e" not in str(f["model"])
+    line = run(raw, "--format", "{model} {ctx} {nope}")
+    assert "\x1b" not in line and "\x07" not in line
+    assert line.endswith("90010 {nope}")
+
+
+def test_colour_follows_no_color_and_width(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tmp_path / "s.jsonl"
+    write(log, ClaudeCodeWriter(3, compact_every=4), 9, "w")
+    raw = stdin_json(log, usage=USAGE)
+    run(raw, "--sync")
+    assert "\x1b[" in run(raw, "--width", "300")
+    monkeypatch.setenv("NO_COLOR", "1")
+    plain = run(raw, "--width", "300")
+    assert "\x1b[" not in plain and "compactions 2 agent" in plain
+    monkeypatch.setenv("COLUMNS", "40")
+    narrow = run(raw)
+    assert len(narrow) <= 40 and narrow.startswith("ctx 90k/200k 45%")
+
+
+def test_template_fields(tmp_path: Path) -> None:
+    log = tmp_path / "s.jsonl"
+    write(log, ClaudeCodeWriter(3, compact_every=4), 9, "w")
+    raw = stdin_json(log, usage=USAGE)
+    line = run(
+        raw, "--sync", "--format", "{ctx_pct}% | {trigger} | {agent_compactions}/{our_compactions}"
+    )
+    f = fields(raw)
+    assert line == f"45% | {f['trigger']} | 2/{f['our_compactions']}"
+
+
+# -- a metis workspace ---------------------------------------------------------------------------
+
+
+def test_a_metis_workspace(tmp_path: Path) -> None:
+    from engine.store import SessionStore
+    from metis_compaction_tui.demo.simulator import Simulator
+
+    asyncio.run(Simulator(tmp_path, pace=0, turns=12, reruns=0, session_prefix="sl").run())
+    with SessionStore.open(tmp_path) as store:
+        info = store.list_sessions()[0]
+        plan = store.plan(info.session_id)
+        compactions = [c for c in store.compactions(info.session_id) if not c.undone]
+    f = json.loads(run(b"", str(tmp_path), "--json", "--session", info.session_id))
+    assert f["source"] == "metis" and f["session"] == info.session_id
+    assert f["pending"] == plan.decision.pending_history_tokens
+    assert f["our_compactions"] == len(compactions) > 0
+    assert f["last_after"] == compactions[-1].record.history_tokens_after
+    assert f["compaction_usd"] == f"{info.spent_usd:.4f}"
+    line = run(b"", str(tmp_path), "--no-color", "--width", "200")
+    assert line.startswith("history ") and "ours: " in line
+    assert "no such session" in run(b"", str(tmp_path), "--session", "nope")
+    assert "no metis store" in run(b"", str(tmp_path / "missing"))
+
+
+# -- the command ---------------------------------------------------------------------------------
+
+
+def test_the_command_imports_no_ui_and_no_engine_on_an_unchanged_transcript(tmp_path: Path) -> None:
+    log = tmp_path / "s.jsonl"
+    write(log, ClaudeCodeWriter(3), 5, "w")
+    raw = stdin_json(log, usage=USAGE)
+    run(raw, "--sync")
+    probe = (
+        "import io, sys\n"
+        "from metis_compaction_tui.cli import main\n"
+        "sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[1].encode()))\n"
+        "main(['statusline', '--no-color'])\n"
+        "names = ('textual', 'anthropic', 'argparse', 'msgspec', 'engine')\n"
+        "heavy = [m for m in names if m in sys.modules]\n"
+        "print('heavy:', heavy)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", probe, raw.decode()],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    line, heavy = done.stdout.splitlines()
+    assert line.startswith("ctx 90k/200k 45%") and "ours: " in line
+    assert heavy == "heavy: []"
+    garbage = subprocess.run(
+        [sys.executable, "-m", "metis_compaction_tui.cli", "statusline"],
+        input=b"\x00garbage",
+        capture_output=True,
+        env=env,
+        timeout=60,
+    )
+    assert garbage.returncode == 0 and garbage.stdout == (MARKER_NO_INPUT + "\n").encode()
+    assert garbage.stderr == b""
+
+
+def test_no_second_refresher_while_one_holds_the_lock(tmp_path: Path, state_dir: Path) -> None:
+    import fcntl
+
+    from metis_compaction_tui.statusline import refresh_running
+
+    log = tmp_path / "s.jsonl"
+    write(log, ClaudeCodeWriter(3), 3, "w")
+    fields(stdin_json(log, usage=USAGE))  # makes the state folder and the lock file
+    assert not refresh_running(str(state_dir), str(log))
+    with open(state_dir / (state_key(str(log)) + ".lock"), "a+b") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        assert refresh_running(str(state_dir), str(log))
+        write(log, ClaudeCodeWriter(4), 1)
+        assert run(stdin_json(log, usage=USAGE), "--no-color")  # prints, spawns nothing
+    assert not refresh_running(str(state_dir), str(log))
