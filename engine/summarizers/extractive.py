@@ -50,7 +50,8 @@ class ExtractiveSummarizer:
         budget = request.max_tokens * _CHARS_PER_TOKEN - wrapper
         header = f"Summary of {len(request.span)} earlier messages (extractive, offline)."
         if budget < len(header):
-            return header[: max(budget, 0)]
+            # Too small for anything: what fits, and never an empty summary.
+            return header[: max(budget, 0)] or header[: request.max_tokens * _CHARS_PER_TOKEN]
         # A line may take a fifth of the budget, so one long line cannot crowd out the rest.
         line_limit = max(60, min(240, budget // 5))
         pool = build_pool(request.span, request.instructions, line_limit=line_limit)
@@ -75,7 +76,7 @@ def _fill(pool: list[Candidate], budget: int) -> list[Candidate]:
             continue
         cost = len(text) + 3  # "\n- "
         if candidate.section not in open_sections:
-            cost += len(candidate.section) + 2  # "\n" + title + ":"
+            cost += len(candidate.section) + 3  # "\n\n" + title + ":"
         if used + cost > budget:
             continue
         used += cost

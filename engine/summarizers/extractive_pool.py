@@ -246,7 +246,7 @@ def _command_of(block: ToolUseContentBlock) -> tuple[str, str | None]:
     inputs = block.input
     path = next((str(inputs[k]) for k in _PATH_KEYS if isinstance(inputs.get(k), str)), None)
     command = next((str(inputs[k]) for k in _COMMAND_KEYS if isinstance(inputs.get(k), str)), None)
-    if command is not None:
+    if command is not None and command.strip():
         return clean(command), path
     if path is not None:
         return f"{block.name} {path}", path
@@ -305,7 +305,7 @@ def _tool_call(
     failed = bool(result is not None and result.is_error) or bool(errors)
     edits = bool(_EDIT_TOOL.search(block.name)) and not failed
     for line in errors:
-        pool.add(ERRORS, 800, position, line)
+        pool.add(ERRORS, 800, position, line, always=True)
     if path is not None:
         label = "edited" if edits else ("read" if _READ_TOOL.search(block.name) else "used")
         pool.add(FILES, 800 if edits else 600, position, f"{path} ({label})")
