@@ -20,6 +20,7 @@ from engine.tokens import estimate_text_tokens
 
 NAME = "local:extractive"
 _CHARS_PER_TOKEN = 3  # engine.tokens: a text of n characters counts ceil(n / 3)
+_PER_CHAR = 0.4  # priority points a character of summary costs
 _MORE = "\n(+{count} more lines not kept)"
 
 
@@ -67,7 +68,9 @@ def _fill(pool: list[Candidate], budget: int) -> list[Candidate]:
     covered: set[str] = set()
     open_sections: set[str] = set()
     used = 0
-    for candidate in sorted(pool, key=lambda c: (-c.priority, c.order, c.text)):
+    # A long line costs room that shorter facts could use: it must be worth more to go first.
+    ranked = sorted(pool, key=lambda c: (-(c.priority - _PER_CHAR * len(c.text)), c.order, c.text))
+    for candidate in ranked:
         text = redact(candidate.text)
         key = text.lower()
         if key in seen_text:

@@ -47,12 +47,13 @@ class Candidate:
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+(?=[^a-z])|\n+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=;)\s+(?=[^a-z])|\n+")
+_ABBREVIATION = re.compile(r"(?i)(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|no)\.)$")
 
 _PATH = re.compile(
     r"(?<![\w/.@:-])(?:\.{0,2}/)?(?:[\w.@-]+/)+[\w.@-]*\w"
     r"|(?<![\w/.-])[\w-]+\.(?:py|pyi|ts|tsx|js|jsx|mjs|md|rst|toml|json|ya?ml|sql|txt|cfg|ini|rs|go"
-    r"|java|kt|rb|php|c|h|cc|cpp|hpp|cs|sh|lock|env|conf|xml|html|css|scss|proto|tf|gradle)\b"
+    r"|java|kt|rb|php|c|h|cc|cpp|hpp|cs|sh|lock|conf|xml|html|css|scss|proto|tf|gradle)\b"
     r"|\b(?:Dockerfile|Makefile|Procfile|Gemfile|Jenkinsfile)\b"
 )
 # Concrete terms: numbers and versions (with a unit), identifiers with an inner _ . : - or a case
@@ -71,7 +72,8 @@ _CONSTRAINT = re.compile(
     r"(?i)\b(?:don'?t|do not|doesn'?t|never|always|must(?:n'?t)?|shouldn'?t|should not|only|avoid|"
     r"keep|leave|prefer\w*|rather|instead|no longer|not allowed|make sure|ensure|remember|without|"
     r"at most|at least|no more than|stay\w*|stick to|owns?|off[- ]limits|"
-    r"careful|unless|not (?:to|use|touch|change|edit|add|run|push|merge|commit))\b|^no \w+"
+    r"careful|unless|hands off|not (?:to|use|touch|change|edit|add|run|push|merge|commit))\b"
+    r"|^no \w+"
 )
 _DECISION = re.compile(
     r"(?i)\b(?:decision|decid\w*|chose|chosen|choose|choosing|opt(?:ed|ing)? (?:for|to)|"
@@ -85,7 +87,7 @@ _REASON = re.compile(
     r"to keep|due to|given that|otherwise|that way|reason)\b"
 )
 _TASK = re.compile(
-    r"(?i)(?:^|\b)(?:next|remaining|still (?:to do|need|needs|have|has|to)|to ?do|open:|"
+    r"(?i)^open:|(?:^|\b)(?:next|remaining|still (?:to do|need|needs|have|has|to)|to ?do|"
     r"left to|not yet|pending|follow[- ]?up|after that|later|then (?:I|we)|i still|we still|"
     r"need to|needs to|outstanding)\b"
 )
@@ -101,11 +103,13 @@ _ACK = re.compile(
 _ERROR = re.compile(
     r"(?i)\b(?:error|errors|exception|traceback|failed|failure|failures|fatal|panic|denied|"
     r"refused|timed? ?out|cannot|can't|unable|not found|no such|invalid|segmentation|abort\w*|"
-    r"conflict|unreachable|killed|oom)\b|\w+(?:Error|Exception)\b"
+    r"conflict|unreachable|killed|oom)\b|\w(?:Error|Exception)\b"
 )
 _NO_ERROR = re.compile(
     r"(?i)\b(?:0|no|zero) (?:errors?|failures?|failed)\b|\b(?:errors?|failures?|failed):? 0\b"
 )
+_NOTICE = re.compile(r"(?i)\b(?:warn\w*|deprecat\w*|skipp\w*|ignor\w*|dropp\w*|retr(?:y|ied)\w*)\b")
+_NOT_ERROR_TEXT = re.compile(r"^Traceback \(most recent call last\):?$")
 _KEY_VALUE = re.compile(r"^[\w.\-\[\] \"']{1,48}?\s*(?:[:=]|->|=>)\s*\S")
 _EDIT_TOOL = re.compile(r"(?i)edit|write|patch|create|replace|apply|insert|rename|delete|move")
 _READ_TOOL = re.compile(r"(?i)read|view|open|cat|show|get_file|fetch")
@@ -132,16 +136,32 @@ def terms_of(text: str) -> frozenset[str]:
 
 
 def sentences(text: str) -> list[str]:
-    return [s for s in (clean(part) for part in _SENTENCE.split(text)) if s]
+    out: list[str] = []
+    glue = False
+    for part in _SENTENCE.split(text):
+        part = clean(part)
+        if part and glue and out:
+            out[-1] = f"{out[-1]} {part}"
+        elif part:
+            out.append(part)
+        glue = bool(part) and bool(_ABBREVIATION.search(part))  # "e.g. x" is one sentence
+    return out
+
+
+_WORDS = re.compile(r"[A-Za-z_]+")
+_DIGITS = re.compile(r"\d+")
+_SPACES = re.compile(r"\s+")
 
 
 def _shape(line: str) -> str:
     """A line's template: words and numbers blanked, so repeated log/test/listing lines match."""
-    return re.sub(r"\s+", "", re.sub(r"\d+", "0", re.sub(r"[A-Za-z_]+", "a", line)))
+    return _SPACES.sub("", _DIGITS.sub("0", _WORDS.sub("a", line)))
 
 
 def is_error_line(line: str) -> bool:
-    return bool(_ERROR.search(line)) and not _NO_ERROR.search(line)
+    return (
+        bool(_ERROR.search(line)) and not _NO_ERROR.search(line) and not _NOT_ERROR_TEXT.match(line)
+    )
 
 
 @dataclass
@@ -187,8 +207,11 @@ def build_pool(
     for position, message in enumerate(span):
         for block in message.content:
             if isinstance(block, TextContentBlock):
-                if message.synthetic:
-                    _prose(pool, block.text, position, user=False)
+                if message.synthetic and _WRAPPER.search(block.text):
+                    _earlier_summary(pool, block.text, position)
+                elif message.synthetic:
+                    continue  # fillers and notices the compactor wrote
+
                 elif message.role is Role.USER:
                     _user(pool, block.text, position, latest=position == last_user)
                 else:
@@ -196,6 +219,32 @@ def build_pool(
             elif isinstance(block, ToolUseContentBlock):
                 _tool_call(pool, block, results.get(block.id), position, failed_commands)
     return pool.out
+
+
+# An earlier summary in the span keeps its sections: its lines were already chosen once.
+_WRAPPER = re.compile(r"^<COMPACTION_SUMMARY [^>\n]*>", re.MULTILINE)
+_CARRIED = {
+    KEPT: (CONSTRAINTS, 880),
+    LAST_ASK: (ASKS, 600),
+    ASKS: (ASKS, 500),
+    CONSTRAINTS: (CONSTRAINTS, 880),
+    DECISIONS: (DECISIONS, 820),
+    TASKS: (TASKS, 700),
+    ERRORS: (ERRORS, 650),
+    TOOLS: (TOOLS, 640),
+    FACTS: (FACTS, 640),
+    FILES: (FILES, 560),
+}
+
+
+def _earlier_summary(pool: _Pool, text: str, position: int) -> None:
+    section, base = FACTS, 600
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("- "):
+            pool.add(section, base, position, line[2:], always=section != FILES)
+        elif line.endswith(":") and line[:-1] in _CARRIED:
+            section, base = _CARRIED[line[:-1]]
 
 
 def _user(pool: _Pool, text: str, position: int, *, latest: bool) -> None:
@@ -231,11 +280,13 @@ def _prose(pool: _Pool, text: str, position: int, *, user: bool) -> None:
             pool.add(TASKS, 780, position, sentence)
         elif _NARRATION.match(sentence) and not terms:
             continue
+        elif _REASON.search(sentence):  # a change or finding with its why
+            pool.add(FACTS, 720 + 10 * min(len(terms), 3), position, sentence)
         elif terms:
             specific = sum(1 for t in terms if any(c.isdigit() for c in t))
             weight = 25 * min(specific, 3) + 10 * min(len(terms), 3)
             pool.add(FACTS, 600 + weight, position, sentence)
-        elif _REASON.search(sentence) or is_error_line(sentence):
+        elif is_error_line(sentence):
             pool.add(FACTS, 450, position, sentence)
     for path in _PATH.findall(text):
         pool.add(FILES, 480, position, path)
@@ -246,6 +297,10 @@ def _command_of(block: ToolUseContentBlock) -> tuple[str, str | None]:
     inputs = block.input
     path = next((str(inputs[k]) for k in _PATH_KEYS if isinstance(inputs.get(k), str)), None)
     command = next((str(inputs[k]) for k in _COMMAND_KEYS if isinstance(inputs.get(k), str)), None)
+    argv = next((inputs[k] for k in _COMMAND_KEYS if isinstance(inputs.get(k), list)), None)
+    if argv and all(isinstance(a, str) for a in argv):
+        # Codex-style argv: ["bash", "-lc", "npm test"] reads as the script it runs.
+        command = argv[-1] if len(argv) >= 2 and argv[-2] in ("-c", "-lc") else " ".join(argv)
     if command is not None and command.strip():
         return clean(command), path
     if path is not None:
@@ -259,12 +314,13 @@ def _salient(lines: list[str]) -> list[str]:
     not instances of a template repeated through it (test progress, listings, log lines)."""
     if len(lines) <= 4:
         return lines
-    shapes = Counter(_shape(line) for line in lines)
-    return [line for line in lines if shapes[_shape(line)] <= 2]
+    line_shapes = [_shape(line) for line in lines]
+    counts = Counter(line_shapes)
+    return [line for line, shape in zip(lines, line_shapes, strict=True) if counts[shape] <= 2]
 
 
 def _value_weight(line: str) -> int:
-    weight = 0
+    weight = 2 if _NOTICE.search(line) else 0
     if _KEY_VALUE.match(line):
         weight += 2
     if re.search(r"\d", line):
@@ -309,15 +365,19 @@ def _tool_call(
     if path is not None:
         label = "edited" if edits else ("read" if _READ_TOOL.search(block.name) else "used")
         pool.add(FILES, 800 if edits else 600, position, f"{path} ({label})")
-    for found in _PATH.findall(command):
-        if found != path:
+    for found in dict.fromkeys(_PATH.findall(command)):
+        if found == path:
+            continue
+        if edits and path is None:  # a patch names the files it changes
+            pool.add(FILES, 800, position, f"{found} (edited)")
+        else:
             pool.add(FILES, 470, position, found)
     if edits:
         return  # "edited X" says nothing the Files line does not
     head = command.split()[0] if command.split() else command
     if failed:
         failed_commands.append(head)
-        pool.add(TOOLS, 560, position, f"{command} → failed")
+        pool.add(TOOLS, 520, position, f"{command} → failed")
         return
     salient = [line for line in _salient(lines) if line not in errors]
     picked = _digest_lines(salient, long=len(lines) > 4)

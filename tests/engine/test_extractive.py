@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from engine.messages import (
     Message,
+    MessageMetadata,
     Role,
     TextContentBlock,
     ToolResultContentBlock,
@@ -208,3 +209,32 @@ def test_the_wrapped_summary_never_exceeds_max_tokens(
         assert estimate_text_tokens(summary_text(NAME, start, summary)) <= max_tokens
     assert_well_formed(summary)
     assert "\x1b" not in summary
+
+
+def test_an_earlier_summary_in_the_span_keeps_its_sections() -> None:
+    first = summarize(
+        [
+            text("u0", Role.USER, "Never push to main directly. Fix the login bug."),
+            text("a1", Role.ASSISTANT, "Decision: we keep bcrypt because the hashes are stored."),
+        ]
+    )
+    earlier = Message(
+        id="s0",
+        role=Role.USER,
+        content=(TextContentBlock(summary_text(NAME, 0, first)),),
+        metadata=MessageMetadata(synthetic=True, compaction_span=(0, 2)),
+    )
+    filler = Message(
+        id="f0",
+        role=Role.ASSISTANT,
+        content=(TextContentBlock("Understood. I will continue from the note above."),),
+        metadata=MessageMetadata(synthetic=True),
+    )
+    later = [text("u1", Role.USER, "Now the signup form."), text("a2", Role.ASSISTANT, "On it.")]
+    summary = summarize([earlier, filler, *later], 300)
+    constraints = summary.split("User constraints and preferences:\n")[1].split("\n\n")[0]
+    assert "- Never push to main directly." in constraints
+    assert "- Decision: we keep bcrypt because the hashes are stored." in summary
+    assert "COMPACTION_SUMMARY" not in summary
+    assert "continue from the note above" not in summary
+    assert_well_formed(summary)

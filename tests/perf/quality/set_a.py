@@ -385,3 +385,131 @@ SESSIONS = [
         ],
     ),
 ]
+
+# Added while tuning (same rules: tuning set). New shapes: Codex-style shell calls with argv lists
+# and patches, facts that only a tool printed (never restated), decisions and constraints in other
+# words, an error buried in a long log, a summary of many small steps.
+SESSIONS += [
+    Session(
+        "a7-node-service",
+        [
+            U("The health check on the node service returns 503 locally. Can you dig in?"),
+            A(
+                "Checking the toolchain first.",
+                Call("shell", {"command": ["bash", "-lc", "node --version"]}, "v20.11.1"),
+            ),
+            A(
+                chatter(71),
+                Call(
+                    "shell",
+                    {"command": ["bash", "-lc", "cat .env.example"]},
+                    "NODE_ENV=development\nDATABASE_URL=postgres://app@localhost:6543/app\nLOG_LEVEL=info",
+                ),
+            ),
+            A(
+                chatter(72),
+                Call(
+                    "shell",
+                    {"command": ["bash", "-lc", "curl -s localhost:3000/health"]},
+                    '{"status":"down","db":"ECONNREFUSED 127.0.0.1:6543"}',
+                ),
+            ),
+            U("I'd rather not run a database in docker for this; use the shared dev instance."),
+            A(
+                "In that case the service must read DATABASE_URL from the environment, which it ignores today.",
+                Call(
+                    "apply_patch",
+                    {
+                        "input": "*** Begin Patch\n*** Update File: src/db/pool.ts\n@@\n-const url = 'postgres://localhost/app'\n+const url = process.env.DATABASE_URL\n*** End Patch"
+                    },
+                    "Success. Updated the following files:\nM src/db/pool.ts",
+                ),
+            ),
+            A(
+                chatter(73),
+                Call(
+                    "shell",
+                    {"command": ["bash", "-lc", "npm test"]},
+                    log(74, 40, "jest") + "\nTests:       212 passed, 212 total",
+                ),
+            ),
+            U("Hands off package.json, the platform team pins those versions."),
+            A(
+                "Okay. For the pool size we'll go with 10 connections since the shared instance caps each client at 20.",
+            ),
+            A("Left to do: document DATABASE_URL in docs/setup.md."),
+        ],
+        [
+            Fact("tool_output", ("20.11.1",), "node version, only in tool output"),
+            Fact("tool_output", ("ECONNREFUSED",), "health error, only in tool output"),
+            Fact("number", ("6543",), "db port from the env file"),
+            Fact("constraint", ("docker",), "no local db in docker"),
+            Fact("constraint", ("package.json",), "hands off package.json"),
+            Fact("decision", ("10 connections", "caps"), "pool size and why"),
+            Fact("path", ("src/db/pool.ts",), "file patched"),
+            Fact("path", ("docs/setup.md",), "open task file"),
+            Fact("number", ("212",), "test count"),
+        ],
+    ),
+    Session(
+        "a8-data-import",
+        [
+            U("Import the March export into the analytics db and tell me how many rows landed."),
+            A(
+                chatter(81),
+                Call("bash", {"cmd": "wc -l exports/march.csv"}, "  88412 exports/march.csv"),
+            ),
+            A(
+                chatter(82),
+                Call(
+                    "bash",
+                    {"cmd": "python scripts/load.py exports/march.csv"},
+                    log(83, 45, "loader")
+                    + "\nWARNING skipped 37 rows with an empty customer_id"
+                    + "\n"
+                    + log(84, 10, "loader")
+                    + "\nloaded 88374 rows into analytics.events",
+                ),
+            ),
+            U(
+                "Skipping is fine, but write the skipped ids somewhere. And do not truncate the events table, ever."
+            ),
+            A(
+                "Sure. The loader now writes them to a sidecar file, since the warning alone loses the ids.",
+                Call(
+                    "edit_file", {"path": "scripts/load.py"}, "edited scripts/load.py (2 changes)"
+                ),
+            ),
+            A(
+                chatter(85),
+                Call(
+                    "bash",
+                    {"cmd": "psql analytics -c 'select max(ts) from events'"},
+                    "          max\n------------------------\n 2024-03-31 23:59:58+00\n(1 row)",
+                ),
+            ),
+            A(
+                chatter(86),
+                Call(
+                    "bash",
+                    {"cmd": "python scripts/load.py exports/april.csv"},
+                    "Traceback (most recent call last):\n  File \"scripts/load.py\", line 88, in <module>\nUnicodeDecodeError: 'utf-8' codec can't decode byte 0xe9 in position 4121",
+                    True,
+                ),
+            ),
+            A(
+                "April is another encoding; that one waits until the user says which charset to assume."
+            ),
+        ],
+        [
+            Fact("number", ("88412",), "line count from wc"),
+            Fact("tool_output", ("88374",), "rows loaded, only in tool output"),
+            Fact("tool_output", ("37 rows",), "skipped rows warning in a long log"),
+            Fact("constraint", ("truncate",), "never truncate events"),
+            Fact("decision", ("sidecar",), "write skipped ids to a sidecar file"),
+            Fact("tool_output", ("2024-03-31",), "latest timestamp"),
+            Fact("tool_output", ("UnicodeDecodeError",), "april failure"),
+            Fact("path", ("scripts/load.py",), "file changed"),
+        ],
+    ),
+]
