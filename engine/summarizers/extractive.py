@@ -56,7 +56,11 @@ class ExtractiveSummarizer:
         # A line may take a fifth of the budget, so one long line cannot crowd out the rest.
         line_limit = max(60, min(240, budget // 5))
         pool = build_pool(request.span, request.instructions, line_limit=line_limit)
-        chosen = _fill(pool, budget - len(header) - len(_MORE.format(count=len(pool))))
+        room = budget - len(header)
+        more = len(_MORE.format(count=len(pool)))
+        if room < more:  # no room to say what was left out: nothing beyond the header fits
+            return header
+        chosen = _fill(pool, room - more)
         return _render(header, chosen, omitted=_omitted(pool, chosen))
 
 
