@@ -64,6 +64,7 @@ _TERM = re.compile(
     r"|\b[A-Za-z][\w]*(?:[_.:-][\w]+)+\b"
     r"|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b"
     r"|\b[A-Z]{2,}[A-Z0-9_]*\b"
+    r"|(?<=[\w,;] )[A-Z][a-z]{2,}\b"  # a name inside a sentence: Dana, Postgres, Friday
 )
 _HASH = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
 
@@ -80,7 +81,7 @@ _DECISION = re.compile(
     r"went with|go(?:ing)? with|settled? on|we(?:'ll| will| should| are going to) \w+|"
     r"i(?:'ll| will) (?:use|keep|go|switch|move|drop|store|stay)|(?:switch|mov|migrat)\w* to|"
     r"instead of|rather than|in favou?r of|plan is|the plan|approach|agreed|the fix is|fixed by|"
-    r"by using|replac\w+ \S+ with)\b"
+    r"by using|replac\w+ \S+ with|let'?s (?:use|go|keep|switch|stick|move|drop|do))\b"
 )
 _REASON = re.compile(
     r"(?i)\b(?:because|since|so that|so the|so it|so we|as it|as the|which means|to avoid|"
@@ -89,7 +90,7 @@ _REASON = re.compile(
 _TASK = re.compile(
     r"(?i)^open:|(?:^|\b)(?:next|remaining|still (?:to do|need|needs|have|has|to)|to ?do|"
     r"left to|not yet|pending|follow[- ]?up|after that|later|then (?:I|we)|i still|we still|"
-    r"need to|needs to|outstanding)\b"
+    r"need to|needs to|outstanding|what'?s left)\b"
 )
 _NARRATION = re.compile(
     r"(?i)^(?:let me|let's|i'?ll (?:look|read|check|run|start|see|try)|i am|i'm|checking|reading|"
@@ -153,9 +154,15 @@ _DIGITS = re.compile(r"\d+")
 _SPACES = re.compile(r"\s+")
 
 
+_SETTING = re.compile(r"^\s*([A-Za-z_][\w.\-]{0,40})\s*[:=]\s*[\"'\d]")
+
+
 def _shape(line: str) -> str:
-    """A line's template: words and numbers blanked, so repeated log/test/listing lines match."""
-    return _SPACES.sub("", _DIGITS.sub("0", _WORDS.sub("a", line)))
+    """A line's template: words and numbers blanked, so repeated log/test/listing lines match.
+    A setting keeps its name (port = 5057 and workers = 4 are two facts, not one template)."""
+    setting = _SETTING.match(line)
+    name = setting.group(1) if setting else ""
+    return name + _SPACES.sub("", _DIGITS.sub("0", _WORDS.sub("a", line)))
 
 
 def is_error_line(line: str) -> bool:
@@ -260,8 +267,10 @@ def _user(pool: _Pool, text: str, position: int, *, latest: bool) -> None:
             ask.append(sentence)
         elif _QUESTION.search(sentence):
             pool.add(ASKS, 300 + 20 * len(terms_of(sentence)), position, sentence)
-        else:
-            pool.add(ASKS, 520 + 20 * len(terms_of(sentence)), position, sentence)
+        else:  # what the user asked for or told: with numbers in it, as good as a fact
+            terms = terms_of(sentence)
+            numbers = any(t[0].isdigit() for t in terms)
+            pool.add(ASKS, (660 if numbers else 520) + 20 * min(len(terms), 3), position, sentence)
     if ask:
         pool.add(LAST_ASK, 950, position, " ".join(ask), always=True)
     for path in _PATH.findall(text):
@@ -283,8 +292,9 @@ def _prose(pool: _Pool, text: str, position: int, *, user: bool) -> None:
         elif _REASON.search(sentence):  # a change or finding with its why
             pool.add(FACTS, 720 + 10 * min(len(terms), 3), position, sentence)
         elif terms:
-            specific = sum(1 for t in terms if any(c.isdigit() for c in t))
-            weight = 25 * min(specific, 3) + 10 * min(len(terms), 3)
+            numbers = sum(1 for t in terms if t[0].isdigit())
+            names = sum(1 for t in terms if "_" in t or "/" in t)
+            weight = 25 * min(numbers, 3) + 20 * min(names, 2) + 10 * min(len(terms), 3)
             pool.add(FACTS, 600 + weight, position, sentence)
         elif is_error_line(sentence):
             pool.add(FACTS, 450, position, sentence)
