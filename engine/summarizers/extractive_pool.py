@@ -73,18 +73,20 @@ _CONSTRAINT = re.compile(
     r"(?i)\b(?:don'?t|do not|doesn'?t|never|always|must(?:n'?t)?|shouldn'?t|should not|only|avoid|"
     r"keep|leave|prefer\w*|rather|instead|no longer|not allowed|make sure|ensure|remember|without|"
     r"at most|at least|no more than|stay\w*|stick to|owns?|off[- ]limits|"
-    r"careful|unless|hands off|not (?:to|use|touch|change|edit|add|run|push|merge|commit))\b"
+    r"careful|unless|hands off|can'?t|cannot|won'?t|has to|have to|needs? to stay|stay away|"
+    r"not (?:to|use|touch|change|edit|add|run|push|merge|commit))\b"
     r"|^no \w+"
 )
 _DECISION = re.compile(
     r"(?i)\b(?:decision|decid\w*|chose|chosen|choose|choosing|opt(?:ed|ing)? (?:for|to)|"
     r"went with|go(?:ing)? with|settled? on|we(?:'ll| will| should| are going to) \w+|"
-    r"i(?:'ll| will) (?:use|keep|go|switch|move|drop|store|stay)|(?:switch|mov|migrat)\w* to|"
+    r"i(?:'ll| will) (?!look|read|check|run|start|see|try|open|search|find|let|get)\w+|"
+    r"(?:switch|mov|migrat)\w* to|"
     r"instead of|rather than|in favou?r of|plan is|the plan|approach|agreed|the fix is|fixed by|"
     r"by using|replac\w+ \S+ with|let'?s (?:use|go|keep|switch|stick|move|drop|do))\b"
 )
 _REASON = re.compile(
-    r"(?i)\b(?:because|since|so that|so the|so it|so we|as it|as the|which means|to avoid|"
+    r"(?i)\b(?:because|since|so that|so the|so it|so we|as it|as the|which means|to avoid|, so|"
     r"to keep|due to|given that|otherwise|that way|reason)\b"
 )
 _TASK = re.compile(
@@ -97,13 +99,14 @@ _NARRATION = re.compile(
     r"looking|running|now let|ok\b|okay|sure|great|good|thanks|understood|noted|will do|done\.?$|"
     r"measuring|timing|profiling|searching)"
 )
+_POLITE = re.compile(r"(?i)^(?:can|could|would|will) you\b|^please\b")
 _ACK = re.compile(
     r"(?i)^(?:ok(?:ay)?|sure|great|good|nice|fine|thanks|thank you|perfect|cool|yes|right|"
     r"got it|sounds good|looks good|lgtm|agreed|understood|noted|will do|done|ack)\W*$"
 )
 _ERROR = re.compile(
     r"(?i)\b(?:error|errors|exception|traceback|failed|failure|failures|fatal|panic|denied|"
-    r"refused|timed? ?out|cannot|can't|unable|not found|no such|invalid|segmentation|abort\w*|"
+    r"refused|timed out|cannot|can't|unable|not found|no such|invalid|segmentation|abort\w*|"
     r"conflict|unreachable|killed|oom)\b|\w(?:Error|Exception)\b"
 )
 _NO_ERROR = re.compile(
@@ -257,7 +260,9 @@ def _earlier_summary(pool: _Pool, text: str, position: int) -> None:
 def _user(pool: _Pool, text: str, position: int, *, latest: bool) -> None:
     ask: list[str] = []
     for sentence in sentences(text):
-        if _CONSTRAINT.search(sentence) and not _QUESTION.search(sentence):
+        if _CONSTRAINT.search(sentence) and (
+            not _QUESTION.search(sentence) or _POLITE.match(sentence)
+        ):  # "Could you avoid X?" is a limit asked politely
             pool.add(CONSTRAINTS, 900, position, sentence, always=True)
         elif _DECISION.search(sentence) and not _QUESTION.search(sentence):
             pool.add(DECISIONS, 820, position, sentence, always=True)

@@ -513,3 +513,118 @@ SESSIONS += [
         ],
     ),
 ]
+
+# Added after the first (and only aggregate) look at set B: more ways users state limits and more
+# places numbers hide, written without knowing B's wording.
+SESSIONS += [
+    Session(
+        "a9-api-client",
+        [
+            U(
+                "Our Python client for the billing API times out on large invoices. We can't change the public API of the client, people pin it."
+            ),
+            A(
+                chatter(91),
+                Call(
+                    "bash",
+                    {"cmd": "grep -rn 'timeout' billing_client/"},
+                    "billing_client/http.py:12:DEFAULT_TIMEOUT = 5\nbilling_client/http.py:40:    resp = session.get(url, timeout=DEFAULT_TIMEOUT)",
+                ),
+            ),
+            A(
+                chatter(92),
+                Call(
+                    "bash",
+                    {"cmd": "python scripts/fetch_invoice.py INV-2291 --verbose"},
+                    log(93, 30, "client")
+                    + "\nrequest took 7.8s; payload 14.2 MB; server returned 200",
+                ),
+            ),
+            U("Could you avoid touching the retry logic? It's shared with the payments team."),
+            A(
+                "The large invoice takes 7.8s, past the 5 second default. I'll raise the default to 30 seconds and make it a keyword argument, so existing callers keep working.",
+                Call(
+                    "edit_file", {"path": "billing_client/http.py"}, "edited billing_client/http.py"
+                ),
+            ),
+            U("Use only the standard library for any new code here."),
+            A(
+                chatter(94),
+                Call(
+                    "bash",
+                    {"cmd": "pytest tests/client -q"},
+                    passing_tests(95, 30, "tests/client/test_http.py"),
+                ),
+            ),
+            A("All 30 client tests pass."),
+            U("Ship it in 1.8.1. The changelog lives in docs/changes.rst."),
+        ],
+        [
+            Fact("constraint", ("public API",), "cannot change the public API"),
+            Fact("constraint", ("retry",), "do not touch the retry logic (asked as a question)"),
+            Fact("constraint", ("standard library",), "stdlib only"),
+            Fact("tool_output", ("DEFAULT_TIMEOUT = 5",), "the old default, from grep"),
+            Fact("number", ("7.8",), "how long the large invoice took"),
+            Fact("decision", ("30 seconds", "keyword"), "raise default, as a keyword argument"),
+            Fact("path", ("billing_client/http.py",), "file changed"),
+            Fact("number", ("1.8.1",), "release number"),
+            Fact("path", ("docs/changes.rst",), "changelog path"),
+        ],
+    ),
+    Session(
+        "a10-disk-alert",
+        [
+            U(
+                "The disk alert fired on build-03 again. The threshold is 85 percent, and it has to stay at that."
+            ),
+            A(
+                chatter(101),
+                Call(
+                    "bash",
+                    {"cmd": "ssh build-03 df -h /var"},
+                    "Filesystem      Size  Used Avail Use% Mounted on\n/dev/nvme0n1p3  200G  178G   22G  89% /var",
+                ),
+            ),
+            A(
+                chatter(102),
+                Call(
+                    "bash",
+                    {"cmd": "ssh build-03 du -sh /var/lib/docker /var/log /var/cache/ci"},
+                    "131G\t/var/lib/docker\n9.1G\t/var/log\n33G\t/var/cache/ci",
+                ),
+            ),
+            A(
+                "Docker images take most of it. Pruning dangling images first.",
+                Call(
+                    "bash",
+                    {"cmd": "ssh build-03 docker image prune -f"},
+                    "Deleted Images:\n"
+                    + "\n".join(f"deleted: sha256:{i:064x}" for i in range(40))
+                    + "\nTotal reclaimed space: 61.3GB",
+                ),
+            ),
+            U("Stay away from /var/cache/ci, the runners depend on it being warm."),
+            A(
+                chatter(103),
+                Call(
+                    "bash",
+                    {"cmd": "ssh build-03 df -h /var"},
+                    "Filesystem      Size  Used Avail Use% Mounted on\n/dev/nvme0n1p3  200G  117G   83G  59% /var",
+                ),
+            ),
+            A(
+                "Usage is down from 89% to 59%. To stop it coming back we'll add a weekly prune timer instead of pruning by hand, because the alert has fired three times this month."
+            ),
+            A("Pending: write the systemd timer in ops/timers/docker-prune.timer."),
+        ],
+        [
+            Fact("constraint", ("85",), "alert threshold stays at 85"),
+            Fact("tool_output", ("89%",), "usage before, from df"),
+            Fact("tool_output", ("61.3GB",), "space reclaimed, at the end of a long output"),
+            Fact("constraint", ("/var/cache/ci",), "stay away from the CI cache"),
+            Fact("number", ("59%",), "usage after"),
+            Fact("decision", ("weekly", "three times"), "weekly prune timer, and why"),
+            Fact("path", ("ops/timers/docker-prune.timer",), "open task file"),
+        ],
+    ),
+]
