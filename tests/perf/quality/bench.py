@@ -10,6 +10,8 @@ messages that fit, what §3.4's fallback keeps).
     python tests/perf/quality/bench.py --json     # the same figures as JSON
     python tests/perf/quality/bench.py --misses A # which facts of set A were lost (tuning aid)
 
+It also times `local:extractive` on one big span (set A repeated, the default 2,000-token budget).
+
 Other code calls `score(summarize_fn)`: summarize_fn(messages, max_tokens) -> text (or an
 awaitable of it); the result is a dict of figures per set.
 """
@@ -22,6 +24,7 @@ import inspect
 import json
 import re
 import sys
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
@@ -149,6 +152,29 @@ def truncation(messages: tuple[Message, ...], max_tokens: int) -> str:
     return "\n".join(reversed(_fit(list(reversed(lines)), max_tokens).splitlines()))
 
 
+def speed(repeats: int = 15, max_tokens: int = 2_000, runs: int = 3) -> dict[str, float]:
+    """Milliseconds per `local:extractive` summary of one big span (set A, `repeats` times)."""
+    span = tuple(m for _ in range(repeats) for session in set_a.SESSIONS for m in session.build())
+    request = SummaryRequest(
+        span=span, prompt_version=COMPACTION_SUMMARY_PROMPT_VERSION, max_tokens=max_tokens
+    )
+    summarizer = ExtractiveSummarizer()
+    timings = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        summarizer.summarize_now(request)
+        timings.append(time.perf_counter() - started)
+    best = min(timings)
+    span_tokens = sum(estimate_text_tokens(m.text()) for m in span)
+    return {
+        "span_messages": len(span),
+        "span_tokens": span_tokens,
+        "max_tokens": max_tokens,
+        "ms_per_summary": round(best * 1000, 1),
+        "span_tokens_per_ms": round(span_tokens / (best * 1000)),
+    }
+
+
 def methods() -> dict[str, SummarizeFn]:
     return {
         "local:extractive": summarizer_fn(ExtractiveSummarizer()),
@@ -172,7 +198,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for by_set in results.values():
             for figures in by_set.values():
                 figures.pop("sessions")
-        print(json.dumps({"max_tokens": args.max_tokens, "results": results}, indent=2))
+        figures_out = {"max_tokens": args.max_tokens, "results": results, "speed": speed()}
+        print(json.dumps(figures_out, indent=2))
         return 0
     if args.misses:
         for session in results["local:extractive"][args.misses.upper()]["sessions"]:
@@ -197,6 +224,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     sizes = {s: results["truncation"][s]["session_tokens_mean"] for s in sets}
     print(f"Budget {args.max_tokens} tokens per summary; mean session size {sizes} tokens.\n")
     print(table(headers, rows))
+    timing = speed()
+    print(
+        f"\nlocal:extractive on one span of {timing['span_messages']} messages, "
+        f"{timing['span_tokens']:,} tokens (max_tokens {timing['max_tokens']}): "
+        f"{timing['ms_per_summary']} ms per summary, "
+        f"{timing['span_tokens_per_ms']:,} span tokens/ms."
+    )
     return 0
 
 

@@ -385,3 +385,246 @@ SESSIONS = [
         ],
     ),
 ]
+
+# Added while tuning (same rules: tuning set). New shapes: Codex-style shell calls with argv lists
+# and patches, facts that only a tool printed (never restated), decisions and constraints in other
+# words, an error buried in a long log, a summary of many small steps.
+SESSIONS += [
+    Session(
+        "a7-node-service",
+        [
+            U("The health check on the node service returns 503 locally. Can you dig in?"),
+            A(
+                "Checking the toolchain first.",
+                Call("shell", {"command": ["bash", "-lc", "node --version"]}, "v20.11.1"),
+            ),
+            A(
+                chatter(71),
+                Call(
+                    "shell",
+                    {"command": ["bash", "-lc", "cat .env.example"]},
+                    "NODE_ENV=development\nDATABASE_URL=postgres://app@localhost:6543/app\nLOG_LEVEL=info",
+                ),
+            ),
+            A(
+                chatter(72),
+                Call(
+                    "shell",
+                    {"command": ["bash", "-lc", "curl -s localhost:3000/health"]},
+                    '{"status":"down","db":"ECONNREFUSED 127.0.0.1:6543"}',
+                ),
+            ),
+            U("I'd rather not run a database in docker for this; use the shared dev instance."),
+            A(
+                "In that case the service must read DATABASE_URL from the environment, which it ignores today.",
+                Call(
+                    "apply_patch",
+                    {
+                        "input": "*** Begin Patch\n*** Update File: src/db/pool.ts\n@@\n-const url = 'postgres://localhost/app'\n+const url = process.env.DATABASE_URL\n*** End Patch"
+                    },
+                    "Success. Updated the following files:\nM src/db/pool.ts",
+                ),
+            ),
+            A(
+                chatter(73),
+                Call(
+                    "shell",
+                    {"command": ["bash", "-lc", "npm test"]},
+                    log(74, 40, "jest") + "\nTests:       212 passed, 212 total",
+                ),
+            ),
+            U("Hands off package.json, the platform team pins those versions."),
+            A(
+                "Okay. For the pool size we'll go with 10 connections since the shared instance caps each client at 20.",
+            ),
+            A("Left to do: document DATABASE_URL in docs/setup.md."),
+        ],
+        [
+            Fact("tool_output", ("20.11.1",), "node version, only in tool output"),
+            Fact("tool_output", ("ECONNREFUSED",), "health error, only in tool output"),
+            Fact("number", ("6543",), "db port from the env file"),
+            Fact("constraint", ("docker",), "no local db in docker"),
+            Fact("constraint", ("package.json",), "hands off package.json"),
+            Fact("decision", ("10 connections", "caps"), "pool size and why"),
+            Fact("path", ("src/db/pool.ts",), "file patched"),
+            Fact("path", ("docs/setup.md",), "open task file"),
+            Fact("number", ("212",), "test count"),
+        ],
+    ),
+    Session(
+        "a8-data-import",
+        [
+            U("Import the March export into the analytics db and tell me how many rows landed."),
+            A(
+                chatter(81),
+                Call("bash", {"cmd": "wc -l exports/march.csv"}, "  88412 exports/march.csv"),
+            ),
+            A(
+                chatter(82),
+                Call(
+                    "bash",
+                    {"cmd": "python scripts/load.py exports/march.csv"},
+                    log(83, 45, "loader")
+                    + "\nWARNING skipped 37 rows with an empty customer_id"
+                    + "\n"
+                    + log(84, 10, "loader")
+                    + "\nloaded 88374 rows into analytics.events",
+                ),
+            ),
+            U(
+                "Skipping is fine, but write the skipped ids somewhere. And do not truncate the events table, ever."
+            ),
+            A(
+                "Sure. The loader now writes them to a sidecar file, since the warning alone loses the ids.",
+                Call(
+                    "edit_file", {"path": "scripts/load.py"}, "edited scripts/load.py (2 changes)"
+                ),
+            ),
+            A(
+                chatter(85),
+                Call(
+                    "bash",
+                    {"cmd": "psql analytics -c 'select max(ts) from events'"},
+                    "          max\n------------------------\n 2024-03-31 23:59:58+00\n(1 row)",
+                ),
+            ),
+            A(
+                chatter(86),
+                Call(
+                    "bash",
+                    {"cmd": "python scripts/load.py exports/april.csv"},
+                    "Traceback (most recent call last):\n  File \"scripts/load.py\", line 88, in <module>\nUnicodeDecodeError: 'utf-8' codec can't decode byte 0xe9 in position 4121",
+                    True,
+                ),
+            ),
+            A(
+                "April is another encoding; that one waits until the user says which charset to assume."
+            ),
+        ],
+        [
+            Fact("number", ("88412",), "line count from wc"),
+            Fact("tool_output", ("88374",), "rows loaded, only in tool output"),
+            Fact("tool_output", ("37 rows",), "skipped rows warning in a long log"),
+            Fact("constraint", ("truncate",), "never truncate events"),
+            Fact("decision", ("sidecar",), "write skipped ids to a sidecar file"),
+            Fact("tool_output", ("2024-03-31",), "latest timestamp"),
+            Fact("tool_output", ("UnicodeDecodeError",), "april failure"),
+            Fact("path", ("scripts/load.py",), "file changed"),
+        ],
+    ),
+]
+
+# Added after the first (and only aggregate) look at set B: more ways users state limits and more
+# places numbers hide, written without knowing B's wording.
+SESSIONS += [
+    Session(
+        "a9-api-client",
+        [
+            U(
+                "Our Python client for the billing API times out on large invoices. We can't change the public API of the client, people pin it."
+            ),
+            A(
+                chatter(91),
+                Call(
+                    "bash",
+                    {"cmd": "grep -rn 'timeout' billing_client/"},
+                    "billing_client/http.py:12:DEFAULT_TIMEOUT = 5\nbilling_client/http.py:40:    resp = session.get(url, timeout=DEFAULT_TIMEOUT)",
+                ),
+            ),
+            A(
+                chatter(92),
+                Call(
+                    "bash",
+                    {"cmd": "python scripts/fetch_invoice.py INV-2291 --verbose"},
+                    log(93, 30, "client")
+                    + "\nrequest took 7.8s; payload 14.2 MB; server returned 200",
+                ),
+            ),
+            U("Could you avoid touching the retry logic? It's shared with the payments team."),
+            A(
+                "The large invoice takes 7.8s, past the 5 second default. I'll raise the default to 30 seconds and make it a keyword argument, so existing callers keep working.",
+                Call(
+                    "edit_file", {"path": "billing_client/http.py"}, "edited billing_client/http.py"
+                ),
+            ),
+            U("Use only the standard library for any new code here."),
+            A(
+                chatter(94),
+                Call(
+                    "bash",
+                    {"cmd": "pytest tests/client -q"},
+                    passing_tests(95, 30, "tests/client/test_http.py"),
+                ),
+            ),
+            A("All 30 client tests pass."),
+            U("Ship it in 1.8.1. The changelog lives in docs/changes.rst."),
+        ],
+        [
+            Fact("constraint", ("public API",), "cannot change the public API"),
+            Fact("constraint", ("retry",), "do not touch the retry logic (asked as a question)"),
+            Fact("constraint", ("standard library",), "stdlib only"),
+            Fact("tool_output", ("DEFAULT_TIMEOUT = 5",), "the old default, from grep"),
+            Fact("number", ("7.8",), "how long the large invoice took"),
+            Fact("decision", ("30 seconds", "keyword"), "raise default, as a keyword argument"),
+            Fact("path", ("billing_client/http.py",), "file changed"),
+            Fact("number", ("1.8.1",), "release number"),
+            Fact("path", ("docs/changes.rst",), "changelog path"),
+        ],
+    ),
+    Session(
+        "a10-disk-alert",
+        [
+            U(
+                "The disk alert fired on build-03 again. The threshold is 85 percent, and it has to stay at that."
+            ),
+            A(
+                chatter(101),
+                Call(
+                    "bash",
+                    {"cmd": "ssh build-03 df -h /var"},
+                    "Filesystem      Size  Used Avail Use% Mounted on\n/dev/nvme0n1p3  200G  178G   22G  89% /var",
+                ),
+            ),
+            A(
+                chatter(102),
+                Call(
+                    "bash",
+                    {"cmd": "ssh build-03 du -sh /var/lib/docker /var/log /var/cache/ci"},
+                    "131G\t/var/lib/docker\n9.1G\t/var/log\n33G\t/var/cache/ci",
+                ),
+            ),
+            A(
+                "Docker images take most of it. Pruning dangling images first.",
+                Call(
+                    "bash",
+                    {"cmd": "ssh build-03 docker image prune -f"},
+                    "Deleted Images:\n"
+                    + "\n".join(f"deleted: sha256:{i:064x}" for i in range(40))
+                    + "\nTotal reclaimed space: 61.3GB",
+                ),
+            ),
+            U("Stay away from /var/cache/ci, the runners depend on it being warm."),
+            A(
+                chatter(103),
+                Call(
+                    "bash",
+                    {"cmd": "ssh build-03 df -h /var"},
+                    "Filesystem      Size  Used Avail Use% Mounted on\n/dev/nvme0n1p3  200G  117G   83G  59% /var",
+                ),
+            ),
+            A(
+                "Usage is down from 89% to 59%. To stop it coming back we'll add a weekly prune timer instead of pruning by hand, because the alert has fired three times this month."
+            ),
+            A("Pending: write the systemd timer in ops/timers/docker-prune.timer."),
+        ],
+        [
+            Fact("constraint", ("85",), "alert threshold stays at 85"),
+            Fact("tool_output", ("89%",), "usage before, from df"),
+            Fact("tool_output", ("61.3GB",), "space reclaimed, at the end of a long output"),
+            Fact("constraint", ("/var/cache/ci",), "stay away from the CI cache"),
+            Fact("number", ("59%",), "usage after"),
+            Fact("decision", ("weekly", "three times"), "weekly prune timer, and why"),
+            Fact("path", ("ops/timers/docker-prune.timer",), "open task file"),
+        ],
+    ),
+]

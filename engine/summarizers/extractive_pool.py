@@ -1,0 +1,412 @@
+"""The candidate lines `local:extractive` chooses from, each with a section and a priority.
+
+Every line of a span is read once and, if it can matter to a continuing agent, becomes a candidate
+of one kind: what the user asked and the limits they set, decisions (better with their reason),
+open tasks, errors, what tools printed (short outputs whole, long ones reduced to their lines
+that are not repeats of a template), the commands that ran and whether they worked, statements
+carrying something concrete (numbers, paths, identifiers), and the files touched. The priority says
+how much a continuing agent would miss the line; the summarizer fills its budget in that order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from engine.messages import (
+    Message,
+    Role,
+    TextContentBlock,
+    ToolResultContentBlock,
+    ToolUseContentBlock,
+)
+
+# Sections, in the order they are rendered.
+KEPT = "Kept at the user's request"
+LAST_ASK = "Last user request"
+CONSTRAINTS = "User constraints and preferences"
+DECISIONS = "Decisions"
+TASKS = "Open tasks"
+ERRORS = "Errors"
+TOOLS = "Tool results"
+FACTS = "Facts that may warrant memory_add"
+FILES = "Files"
+ASKS = "Earlier user requests"
+SECTIONS = (KEPT, LAST_ASK, CONSTRAINTS, DECISIONS, TASKS, ERRORS, TOOLS, FACTS, FILES, ASKS)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    section: str
+    priority: float
+    order: int  # position in the span: sections render in this order
+    text: str
+    terms: frozenset[str] = field(default=frozenset())  # the concrete things the line carries
+    always: bool = False  # kept even when its terms are already in the summary
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=;)\s+(?=[^a-z])|\n+")
+_ABBREVIATION = re.compile(r"(?i)(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|no)\.)$")
+
+_PATH = re.compile(
+    r"(?<![\w/.@:-])(?:\.{0,2}/)?(?:[\w.@-]+/)+[\w.@-]*\w"
+    r"|(?<![\w/.-])[\w-]+\.(?:py|pyi|ts|tsx|js|jsx|mjs|md|rst|toml|json|ya?ml|sql|txt|cfg|ini|rs|go"
+    r"|java|kt|rb|php|c|h|cc|cpp|hpp|cs|sh|lock|conf|xml|html|css|scss|proto|tf|gradle)\b"
+    r"|\b(?:Dockerfile|Makefile|Procfile|Gemfile|Jenkinsfile)\b"
+)
+# Concrete terms: numbers and versions (with a unit), identifiers with an inner _ . : - or a case
+# change, quoted code, upper-case constants, hashes. What makes a line a fact rather than prose.
+_TERM = re.compile(
+    r"`[^`\n]{1,80}`"
+    r"|\b\d+(?:[.,:]\d+)*(?:[a-zA-Z%]{1,4})?\b"
+    r"|\b[A-Za-z][\w]*(?:[_.:-][\w]+)+\b"
+    r"|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b"
+    r"|\b[A-Z]{2,}[A-Z0-9_]*\b"
+    r"|(?<=[\w,;] )[A-Z][a-z]{2,}\b"  # a name inside a sentence: Dana, Postgres, Friday
+)
+_HASH = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
+
+_QUESTION = re.compile(r"\?\s*$")
+_CONSTRAINT = re.compile(
+    r"(?i)\b(?:don'?t|do not|doesn'?t|never|always|must(?:n'?t)?|shouldn'?t|should not|only|avoid|"
+    r"keep|leave|prefer\w*|rather|instead|no longer|not allowed|make sure|ensure|remember|without|"
+    r"at most|at least|no more than|stay\w*|stick to|owns?|off[- ]limits|"
+    r"careful|unless|hands off|can'?t|cannot|won'?t|has to|have to|needs? to stay|stay away|"
+    r"not (?:to|use|touch|change|edit|add|run|push|merge|commit))\b"
+    r"|^no \w+"
+)
+_DECISION = re.compile(
+    r"(?i)\b(?:decision|decid\w*|chose|chosen|choose|choosing|opt(?:ed|ing)? (?:for|to)|"
+    r"went with|go(?:ing)? with|settled? on|we(?:'ll| will| should| are going to) \w+|"
+    r"i(?:'ll| will) (?!look|read|check|run|start|see|try|open|search|find|let|get)\w+|"
+    r"(?:switch|mov|migrat)\w* to|"
+    r"instead of|rather than|in favou?r of|plan is|the plan|approach|agreed|the fix is|fixed by|"
+    r"by using|replac\w+ \S+ with|let'?s (?:use|go|keep|switch|stick|move|drop|do))\b"
+)
+_REASON = re.compile(
+    r"(?i)\b(?:because|since|so that|so the|so it|so we|as it|as the|which means|to avoid|, so|"
+    r"to keep|due to|given that|otherwise|that way|reason)\b"
+)
+_TASK = re.compile(
+    r"(?i)^open:|(?:^|\b)(?:next|remaining|still (?:to do|need|needs|have|has|to)|to ?do|"
+    r"left to|not yet|pending|follow[- ]?up|after that|later|then (?:I|we)|i still|we still|"
+    r"need to|needs to|outstanding|what'?s left)\b"
+)
+_NARRATION = re.compile(
+    r"(?i)^(?:let me|let's|i'?ll (?:look|read|check|run|start|see|try)|i am|i'm|checking|reading|"
+    r"looking|running|now let|ok\b|okay|sure|great|good|thanks|understood|noted|will do|done\.?$|"
+    r"measuring|timing|profiling|searching)"
+)
+_POLITE = re.compile(r"(?i)^(?:can|could|would|will) you\b|^please\b")
+_ACK = re.compile(
+    r"(?i)^(?:ok(?:ay)?|sure|great|good|nice|fine|thanks|thank you|perfect|cool|yes|right|"
+    r"got it|sounds good|looks good|lgtm|agreed|understood|noted|will do|done|ack)\W*$"
+)
+_ERROR = re.compile(
+    r"(?i)\b(?:error|errors|exception|traceback|failed|failure|failures|fatal|panic|denied|"
+    r"refused|timed out|cannot|can't|unable|not found|no such|invalid|segmentation|abort\w*|"
+    r"conflict|unreachable|killed|oom)\b|\w(?:Error|Exception)\b"
+)
+_NO_ERROR = re.compile(
+    r"(?i)\b(?:0|no|zero) (?:errors?|failures?|failed)\b|\b(?:errors?|failures?|failed):? 0\b"
+)
+_NOTICE = re.compile(r"(?i)\b(?:warn\w*|deprecat\w*|skipp\w*|ignor\w*|dropp\w*|retr(?:y|ied)\w*)\b")
+_NOT_ERROR_TEXT = re.compile(r"^Traceback \(most recent call last\):?$")
+_KEY_VALUE = re.compile(r"^[\w.\-\[\] \"']{1,48}?\s*(?:[:=]|->|=>)\s*\S")
+_EDIT_TOOL = re.compile(r"(?i)edit|write|patch|create|replace|apply|insert|rename|delete|move")
+_READ_TOOL = re.compile(r"(?i)read|view|open|cat|show|get_file|fetch")
+_COMMAND_KEYS = ("cmd", "command", "script", "code", "query", "shell")
+_PATH_KEYS = ("path", "file", "file_path", "filename", "target", "dest")
+
+
+_RULE = re.compile(r"([=\-*#~_.+])\1{3,}")  # ===== and ----- rules: decoration, not content
+
+
+def clean(text: str) -> str:
+    return " ".join(_RULE.sub(" ", _CONTROL.sub(" ", text)).split())
+
+
+def clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def terms_of(text: str) -> frozenset[str]:
+    found = {m.group(0).strip("`").lower() for m in _TERM.finditer(text)}
+    found.update(m.group(0).lower() for m in _PATH.finditer(text))
+    found.update(m.group(0).lower() for m in _HASH.finditer(text))
+    return frozenset(t for t in found if len(t) > 1 or t.isdigit())
+
+
+def sentences(text: str) -> list[str]:
+    out: list[str] = []
+    glue = False
+    for part in _SENTENCE.split(text):
+        part = clean(part)
+        if part and glue and out:
+            out[-1] = f"{out[-1]} {part}"
+        elif part:
+            out.append(part)
+        glue = bool(part) and bool(_ABBREVIATION.search(part))  # "e.g. x" is one sentence
+    return out
+
+
+_WORDS = re.compile(r"[A-Za-z_]+")
+_DIGITS = re.compile(r"\d+")
+_SPACES = re.compile(r"\s+")
+
+
+_SETTING = re.compile(r"^\s*([A-Za-z_][\w.\-]{0,40})\s*[:=]\s*[\"'\d]")
+
+
+def _shape(line: str) -> str:
+    """A line's template: words and numbers blanked, so repeated log/test/listing lines match.
+    A setting keeps its name (port = 5057 and workers = 4 are two facts, not one template)."""
+    setting = _SETTING.match(line)
+    name = setting.group(1) if setting else ""
+    return name + _SPACES.sub("", _DIGITS.sub("0", _WORDS.sub("a", line)))
+
+
+def is_error_line(line: str) -> bool:
+    return (
+        bool(_ERROR.search(line)) and not _NO_ERROR.search(line) and not _NOT_ERROR_TEXT.match(line)
+    )
+
+
+@dataclass
+class _Pool:
+    line_limit: int
+    total: int
+    out: list[Candidate] = field(default_factory=list)
+
+    def add(
+        self, section: str, priority: float, position: int, text: str, *, always: bool = False
+    ) -> None:
+        text = clip(clean(text), self.line_limit)
+        if not text:
+            return
+        # Later lines weigh a little more within a kind: they are closer to where work resumes.
+        recency = 40 * position / self.total
+        self.out.append(
+            Candidate(section, priority + recency, len(self.out), text, terms_of(text), always)
+        )
+
+
+def build_pool(
+    span: tuple[Message, ...], instructions: str | None, *, line_limit: int = 200
+) -> list[Candidate]:
+    results: dict[str, ToolResultContentBlock] = {
+        block.tool_use_id: block
+        for message in span
+        for block in message.content
+        if isinstance(block, ToolResultContentBlock)
+    }
+    user_turns = [
+        i
+        for i, m in enumerate(span)
+        if m.role is Role.USER
+        and not m.synthetic
+        and any(isinstance(b, TextContentBlock) and b.text.strip() for b in m.content)
+    ]
+    last_user = user_turns[-1] if user_turns else -1
+    pool = _Pool(line_limit=line_limit, total=max(len(span), 1))
+    if instructions and instructions.strip():
+        pool.add(KEPT, 10_000, 0, instructions, always=True)
+    failed_commands: list[str] = []
+    for position, message in enumerate(span):
+        for block in message.content:
+            if isinstance(block, TextContentBlock):
+                if message.synthetic and _WRAPPER.search(block.text):
+                    _earlier_summary(pool, block.text, position)
+                elif message.synthetic:
+                    continue  # fillers and notices the compactor wrote
+
+                elif message.role is Role.USER:
+                    _user(pool, block.text, position, latest=position == last_user)
+                else:
+                    _prose(pool, block.text, position, user=False)
+            elif isinstance(block, ToolUseContentBlock):
+                _tool_call(pool, block, results.get(block.id), position, failed_commands)
+    return pool.out
+
+
+# An earlier summary in the span keeps its sections: its lines were already chosen once.
+_WRAPPER = re.compile(r"^<COMPACTION_SUMMARY [^>\n]*>", re.MULTILINE)
+_CARRIED = {
+    KEPT: (CONSTRAINTS, 880),
+    LAST_ASK: (ASKS, 600),
+    ASKS: (ASKS, 500),
+    CONSTRAINTS: (CONSTRAINTS, 880),
+    DECISIONS: (DECISIONS, 820),
+    TASKS: (TASKS, 700),
+    ERRORS: (ERRORS, 650),
+    TOOLS: (TOOLS, 640),
+    FACTS: (FACTS, 640),
+    FILES: (FILES, 560),
+}
+
+
+def _earlier_summary(pool: _Pool, text: str, position: int) -> None:
+    section, base = FACTS, 600
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("- "):
+            pool.add(section, base, position, line[2:], always=section != FILES)
+        elif line.endswith(":") and line[:-1] in _CARRIED:
+            section, base = _CARRIED[line[:-1]]
+
+
+def _user(pool: _Pool, text: str, position: int, *, latest: bool) -> None:
+    ask: list[str] = []
+    for sentence in sentences(text):
+        if _CONSTRAINT.search(sentence) and (
+            not _QUESTION.search(sentence) or _POLITE.match(sentence)
+        ):  # "Could you avoid X?" is a limit asked politely
+            pool.add(CONSTRAINTS, 900, position, sentence, always=True)
+        elif _DECISION.search(sentence) and not _QUESTION.search(sentence):
+            pool.add(DECISIONS, 820, position, sentence, always=True)
+        elif _ACK.match(sentence):
+            continue
+        elif latest:
+            ask.append(sentence)
+        elif _QUESTION.search(sentence):
+            pool.add(ASKS, 300 + 20 * len(terms_of(sentence)), position, sentence)
+        else:  # what the user asked for or told: with numbers in it, as good as a fact
+            terms = terms_of(sentence)
+            numbers = any(t[0].isdigit() for t in terms)
+            pool.add(ASKS, (660 if numbers else 520) + 20 * min(len(terms), 3), position, sentence)
+    if ask:
+        pool.add(LAST_ASK, 950, position, " ".join(ask), always=True)
+    for path in _PATH.findall(text):
+        pool.add(FILES, 470, position, path)
+
+
+def _prose(pool: _Pool, text: str, position: int, *, user: bool) -> None:
+    for sentence in sentences(text):
+        if _QUESTION.search(sentence) or _ACK.match(sentence):
+            continue
+        terms = terms_of(sentence)
+        if _DECISION.search(sentence):
+            reason = bool(_REASON.search(sentence))
+            pool.add(DECISIONS, 860 if reason else 740, position, sentence, always=reason)
+        elif _TASK.search(sentence):
+            pool.add(TASKS, 780, position, sentence)
+        elif _NARRATION.match(sentence) and not terms:
+            continue
+        elif _REASON.search(sentence):  # a change or finding with its why
+            pool.add(FACTS, 720 + 10 * min(len(terms), 3), position, sentence)
+        elif terms:
+            numbers = sum(1 for t in terms if t[0].isdigit())
+            names = sum(1 for t in terms if "_" in t or "/" in t)
+            weight = 25 * min(numbers, 3) + 20 * min(names, 2) + 10 * min(len(terms), 3)
+            pool.add(FACTS, 600 + weight, position, sentence)
+        elif is_error_line(sentence):
+            pool.add(FACTS, 450, position, sentence)
+    for path in _PATH.findall(text):
+        pool.add(FILES, 480, position, path)
+
+
+def _command_of(block: ToolUseContentBlock) -> tuple[str, str | None]:
+    """How a call reads in a summary (the shell command itself, or `tool path`), and its path."""
+    inputs = block.input
+    path = next((str(inputs[k]) for k in _PATH_KEYS if isinstance(inputs.get(k), str)), None)
+    command = next((str(inputs[k]) for k in _COMMAND_KEYS if isinstance(inputs.get(k), str)), None)
+    argv = next((inputs[k] for k in _COMMAND_KEYS if isinstance(inputs.get(k), list)), None)
+    if argv and all(isinstance(a, str) for a in argv):
+        # Codex-style argv: ["bash", "-lc", "npm test"] reads as the script it runs.
+        command = argv[-1] if len(argv) >= 2 and argv[-2] in ("-c", "-lc") else " ".join(argv)
+    if command is not None and command.strip():
+        return clean(command), path
+    if path is not None:
+        return f"{block.name} {path}", path
+    args = ", ".join(f"{k}={v}" for k, v in sorted(inputs.items()) if isinstance(v, str | int))
+    return clean(f"{block.name}({args})"), None
+
+
+def _salient(lines: list[str]) -> list[str]:
+    """The lines of an output worth reading: all of a short one; of a long one, those that are
+    not instances of a template repeated through it (test progress, listings, log lines)."""
+    if len(lines) <= 4:
+        return lines
+    line_shapes = [_shape(line) for line in lines]
+    counts = Counter(line_shapes)
+    return [line for line, shape in zip(lines, line_shapes, strict=True) if counts[shape] <= 2]
+
+
+def _value_weight(line: str) -> int:
+    weight = 2 if _NOTICE.search(line) else 0
+    if _KEY_VALUE.match(line):
+        weight += 2
+    if re.search(r"\d", line):
+        weight += 2
+    if _HASH.search(line) or re.search(r"\d+\.\d+", line):
+        weight += 1
+    return weight
+
+
+def _digest_lines(salient: list[str], *, long: bool, limit: int = 110) -> list[int]:
+    """Which salient lines stand for an output: the weightiest (values, numbers, versions), then
+    the last (where tools print their totals), up to three and about `limit` characters."""
+    last = len(salient) - 1 if long else -1
+    weights = [_value_weight(line) + 2 * (i == last) for i, line in enumerate(salient)]
+    ranked = sorted(range(len(salient)), key=lambda i: (-weights[i], i))
+    picked: list[int] = []
+    size = 0
+    for i in ranked[:3]:
+        if picked and (size + len(salient[i]) > limit or weights[i] < 3):
+            continue
+        picked.append(i)
+        size += len(salient[i]) + 3
+    return sorted(picked)
+
+
+def _tool_call(
+    pool: _Pool,
+    block: ToolUseContentBlock,
+    result: ToolResultContentBlock | None,
+    position: int,
+    failed_commands: list[str],
+) -> None:
+    command, path = _command_of(block)
+    output = result.content if result is not None else ""
+    lines = [clean(line) for line in output.splitlines()]
+    lines = [line for line in lines if line]
+    errors = [line for line in lines if is_error_line(line)]
+    failed = bool(result is not None and result.is_error) or bool(errors)
+    edits = bool(_EDIT_TOOL.search(block.name)) and not failed
+    for line in errors:
+        pool.add(ERRORS, 800, position, line, always=True)
+    if path is not None:
+        label = "edited" if edits else ("read" if _READ_TOOL.search(block.name) else "used")
+        pool.add(FILES, 800 if edits else 600, position, f"{path} ({label})")
+    for found in dict.fromkeys(_PATH.findall(command)):
+        if found == path:
+            continue
+        if edits and path is None:  # a patch names the files it changes
+            pool.add(FILES, 800, position, f"{found} (edited)")
+        else:
+            pool.add(FILES, 470, position, found)
+    if edits:
+        return  # "edited X" says nothing the Files line does not
+    head = command.split()[0] if command.split() else command
+    if failed:
+        failed_commands.append(head)
+        pool.add(TOOLS, 520, position, f"{command} → failed")
+        return
+    salient = [line for line in _salient(lines) if line not in errors]
+    picked = _digest_lines(salient, long=len(lines) > 4)
+    digest = " | ".join(clip(salient[i], 100) for i in picked)
+    worked = any(head == f or f in command for f in failed_commands)
+    weight = max((_value_weight(salient[i]) for i in picked), default=0)
+    is_read = path is not None and command.startswith(f"{block.name} ")
+    if digest:
+        priority = 640 + 25 * weight - (120 if is_read and len(lines) > 12 else 0)
+        text = f"{command} → {digest}"
+        if worked:
+            text = f"{command} → worked: {digest}"
+            priority += 60
+        pool.add(TOOLS, priority, position, text)
+    else:
+        outcome = "worked" if worked else "ok"
+        pool.add(TOOLS, 700 if worked else 380, position, f"{command} → {outcome}")

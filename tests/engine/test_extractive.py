@@ -1,0 +1,240 @@
+"""`local:extractive`: what it keeps, that it never overruns its budget (counted on the whole
+§4.2 message, as the engine counts), and that it repeats nothing and leaves no empty heading."""
+
+from __future__ import annotations
+
+import asyncio
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine.messages import (
+    Message,
+    MessageMetadata,
+    Role,
+    TextContentBlock,
+    ToolResultContentBlock,
+    ToolUseContentBlock,
+)
+from engine.policy.splice import summary_text
+from engine.summarizers.base import SummaryRequest
+from engine.summarizers.extractive import NAME, ExtractiveSummarizer
+from engine.tokens import estimate_text_tokens
+
+SUMMARIZER = ExtractiveSummarizer()
+
+
+def summarize(
+    span: list[Message], max_tokens: int = 2_000, *, start: int = 0, instructions: str | None = None
+) -> str:
+    request = SummaryRequest(
+        span=tuple(span),
+        prompt_version="1.0.0",
+        max_tokens=max_tokens,
+        instructions=instructions,
+        span_start=start,
+    )
+    return asyncio.run(SUMMARIZER.summarize(request)).text
+
+
+def text(message_id: str, role: Role, body: str) -> Message:
+    return Message(id=message_id, role=role, content=(TextContentBlock(body),))
+
+
+def call(message_id: str, name: str, args: dict[str, object], output: str, *, error: bool = False):
+    use = Message(
+        id=message_id,
+        role=Role.ASSISTANT,
+        content=(TextContentBlock("Running it."), ToolUseContentBlock(message_id, name, args)),
+    )
+    result = Message(
+        id=f"{message_id}r",
+        role=Role.USER,
+        content=(ToolResultContentBlock(tool_use_id=message_id, content=output, is_error=error),),
+    )
+    return [use, result]
+
+
+def bullets(summary: str) -> list[str]:
+    return [line for line in summary.splitlines() if line.startswith("- ")]
+
+
+def assert_well_formed(summary: str) -> None:
+    """No line twice; every heading has at least one line under it."""
+    lines = bullets(summary)
+    assert len(lines) == len(set(lines)), summary
+    rows = summary.splitlines()
+    for index, row in enumerate(rows):
+        if row.endswith(":") and not row.startswith("- "):
+            assert index + 1 < len(rows) and rows[index + 1].startswith("- "), summary
+
+
+def test_keeps_tool_output_facts_decisions_constraints_and_files() -> None:
+    span = [
+        text("u0", Role.USER, "The service will not start on staging. Find out why."),
+        *call("c1", "bash", {"cmd": "redis-server --version"}, "Redis server v=7.2.4 sha=0"),
+        *call("c2", "read_file", {"path": "deploy/app.ini"}, "[app]\nworkers = 6\nport = 8443\n"),
+        *call(
+            "c3",
+            "bash",
+            {"cmd": "systemctl start app"},
+            "Job for app.service failed: bind: address already in use",
+            error=True,
+        ),
+        text("a4", Role.ASSISTANT, "Another process holds the port."),
+        text("u5", Role.USER, "Never touch the nginx config, ops manage it."),
+        *call("c6", "bash", {"cmd": "sudo fuser -k 8443/tcp && systemctl start app"}, "started"),
+        text(
+            "a7",
+            Role.ASSISTANT,
+            "We went with killing the stale worker because the unit file has no restart guard.",
+        ),
+        *call("c8", "edit_file", {"path": "deploy/app.service"}, "edited deploy/app.service"),
+        text("a9", Role.ASSISTANT, "Still to do: add ExecStartPre to deploy/app.service."),
+    ]
+    summary = summarize(span, 400)
+    for needle in (
+        "7.2.4",  # a version printed by a command
+        "8443",  # a port read from a config file
+        "address already in use",  # the error message
+        "fuser -k",  # the command that worked
+        "nginx",  # the user's constraint
+        "because the unit file",  # the decision with its reason
+        "deploy/app.service",  # the file touched
+        "ExecStartPre",  # the open task
+    ):
+        assert needle in summary, (needle, summary)
+    assert_well_formed(summary)
+
+
+def test_the_same_failing_test_line_is_kept_once() -> None:
+    failure = "FAILED tests/test_api.py::test_create - KeyError: 'id'"
+    span = [text("u0", Role.USER, "Make the API tests pass.")]
+    for run in range(3):
+        span += call(f"c{run}", "bash", {"cmd": "pytest -q"}, f"..F..\n{failure}\n1 failed")
+    summary = summarize(span)
+    assert summary.count(failure) == 1
+    assert_well_formed(summary)
+
+
+def test_a_tool_heavy_span_has_no_empty_tool_heading_and_counts_what_it_left_out() -> None:
+    span = [text("u0", Role.USER, "Tidy the repository.")]
+    for index in range(60):
+        span += call(
+            f"c{index}", "bash", {"cmd": f"git mv old/m{index}.py new/m{index}.py"}, "renamed"
+        )
+    summary = summarize(span, 200)
+    assert_well_formed(summary)
+    assert "more lines not kept)" in summary.splitlines()[-1]
+    assert estimate_text_tokens(summary_text(NAME, 0, summary)) <= 200
+
+
+def test_the_users_instructions_come_first() -> None:
+    span = [text("u0", Role.USER, "hello"), text("a1", Role.ASSISTANT, "hi")]
+    summary = summarize(span, instructions="keep the schema discussion")
+    assert summary.splitlines()[2:4] == [
+        "Kept at the user's request:",
+        "- keep the schema discussion",
+    ]
+
+
+def test_it_is_deterministic() -> None:
+    span = [
+        text("u0", Role.USER, "Port 8080 or 9090? Decide. Don't use 80."),
+        *call("c1", "bash", {"cmd": "ss -ltn"}, "LISTEN 0 128 *:8080\nLISTEN 0 128 *:5432"),
+        text("a2", Role.ASSISTANT, "Decision: 9090, since 8080 is taken."),
+    ]
+    assert summarize(span, 120) == summarize(span, 120)
+
+
+# --- the budget holds for any span -------------------------------------------------------------
+
+_words = st.text(
+    alphabet=st.sampled_from(
+        list("abcdefghijklmnopqrstuvwxyz ABCXYZ0123456789./_-:=;?!,'\"`()[]\n\té€漢🙂\x1b")
+    ),
+    max_size=400,
+)
+_phrases = st.sampled_from(
+    [
+        "Decision: we use sqlite because it is embedded.",
+        "Please don't edit tests/test_x.py.",
+        "Never touch prod.",
+        "Next: update docs/README.md.",
+        "FAILED tests/test_a.py::test_b - AssertionError: 1 != 2",
+        "version = 1.2.3",
+        "port = 8080",
+        "We went with X because Y.",
+        "x" * 900,
+    ]
+)
+_body = st.lists(st.one_of(_words, _phrases), min_size=1, max_size=4).map(" ".join)
+
+
+@st.composite
+def spans(draw: st.DrawFn) -> list[Message]:
+    messages: list[Message] = []
+    for index in range(draw(st.integers(1, 14))):
+        kind = draw(st.sampled_from(["user", "assistant", "call"]))
+        if kind == "call":
+            name = draw(st.sampled_from(["bash", "read_file", "edit_file", "grep"]))
+            key = draw(st.sampled_from(["cmd", "path", "pattern"]))
+            messages += call(
+                f"m{index}",
+                name,
+                {key: draw(_body)},
+                draw(_body),
+                error=draw(st.booleans()),
+            )
+        else:
+            role = Role.USER if kind == "user" else Role.ASSISTANT
+            messages.append(text(f"m{index}", role, draw(_body)))
+    return messages
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    span=spans(),
+    max_tokens=st.integers(1, 3_000),
+    start=st.integers(0, 10**9),
+    instructions=st.one_of(st.none(), _body),
+)
+def test_the_wrapped_summary_never_exceeds_max_tokens(
+    span: list[Message], max_tokens: int, start: int, instructions: str | None
+) -> None:
+    summary = summarize(span, max_tokens, start=start, instructions=instructions)
+    assert estimate_text_tokens(summary) <= max_tokens
+    wrapper_tokens = estimate_text_tokens(summary_text(NAME, start, "")) + 20
+    if max_tokens >= wrapper_tokens:  # below that not even the wrapper fits
+        assert estimate_text_tokens(summary_text(NAME, start, summary)) <= max_tokens
+    assert_well_formed(summary)
+    assert "\x1b" not in summary
+
+
+def test_an_earlier_summary_in_the_span_keeps_its_sections() -> None:
+    first = summarize(
+        [
+            text("u0", Role.USER, "Never push to main directly. Fix the login bug."),
+            text("a1", Role.ASSISTANT, "Decision: we keep bcrypt because the hashes are stored."),
+        ]
+    )
+    earlier = Message(
+        id="s0",
+        role=Role.USER,
+        content=(TextContentBlock(summary_text(NAME, 0, first)),),
+        metadata=MessageMetadata(synthetic=True, compaction_span=(0, 2)),
+    )
+    filler = Message(
+        id="f0",
+        role=Role.ASSISTANT,
+        content=(TextContentBlock("Understood. I will continue from the note above."),),
+        metadata=MessageMetadata(synthetic=True),
+    )
+    later = [text("u1", Role.USER, "Now the signup form."), text("a2", Role.ASSISTANT, "On it.")]
+    summary = summarize([earlier, filler, *later], 300)
+    constraints = summary.split("User constraints and preferences:\n")[1].split("\n\n")[0]
+    assert "- Never push to main directly." in constraints
+    assert "- Decision: we keep bcrypt because the hashes are stored." in summary
+    assert "COMPACTION_SUMMARY" not in summary
+    assert "continue from the note above" not in summary
+    assert_well_formed(summary)
