@@ -22,8 +22,8 @@ from typing import Any
 import msgspec
 
 from engine.config import CompactionConfig
-from engine.errors import ConfigError
-from engine.layout import config_path
+from engine.errors import ConfigError, StoreError
+from engine.layout import METIS_DIR, config_path
 from engine.summarizers.settings import StatedPrice, SummarizerSettings
 
 ENV_PREFIX = "METIS_"
@@ -130,6 +130,11 @@ def read_config_file(path: Path) -> tuple[ConfigLayer, dict[str, int]]:
         raw = path.read_bytes()
     except FileNotFoundError:
         return ConfigLayer(), {}
+    except NotADirectoryError:
+        # The same words as the store's: a file named .metis (issue 17, finding 11).
+        raise StoreError(
+            f"{path.parent} is a file, not the {METIS_DIR} folder of a workspace: move it aside"
+        ) from None
     except OSError as error:
         raise ConfigFileError("(file)", f"unreadable: {error.strerror}", where=str(path)) from None
     if len(raw) > MAX_FILE_BYTES:

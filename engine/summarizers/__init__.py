@@ -5,6 +5,7 @@ states, any Anthropic-compatible endpoint), `local:extractive`, or any object me
 from __future__ import annotations
 
 from engine.errors import ConfigError
+from engine.layout import CONFIG_FILE, METIS_DIR
 from engine.summarizers.base import (
     ErrorClass,
     Summarizer,
@@ -106,7 +107,7 @@ def _unserved(model: str) -> str:
         f"{model!r}: no summarizer serves this model; built in are "
         f"{ANTHROPIC_PREFIX}<model> and {ExtractiveSummarizer.name}; any other name needs a "
         "summarizer passed to SessionManager(summarizer=...) or summarizer.import in "
-        ".metis/config.yaml"
+        f"{METIS_DIR}/{CONFIG_FILE}"
     )
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from engine.errors import NothingToCompact
-from engine.layout import is_workspace, simulator_log_path
+from engine.layout import CONFIG_FILE, METIS_DIR, is_workspace, simulator_log_path
 from engine.row_check import BadRow
 from metis_compaction_tui.cli import exit_codes
 from metis_compaction_tui.cli.errors import CliError
@@ -71,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
         dest="sets",
         help="a knob or summarizer setting, e.g. threshold_tokens=150000 or "
         "summarizer.base_url=http://127.0.0.1:4000 (repeatable; over METIS_* and "
-        ".metis/config.yaml; on a store, applies to this run only and is never saved)",
+        f"{METIS_DIR}/{CONFIG_FILE}; on a store, applies to this run only and is never saved)",
     )
     knob_flags.add_argument(
         "--limit",

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.config import CompactionConfig
+from engine.layout import config_path
 from engine.store import SessionStore
 from metis_compaction_tui.screens.compact_now import CompactNowScreen, preview_facts
 from metis_compaction_tui.screens.settings import SettingsScreen, settings_text
@@ -44,7 +45,7 @@ def acme_workspace(tmp_path: Path) -> Path:
         )
         for message in tool_session(6, size=300):
             store.append_message("s1", message, 100)
-    (tmp_path / ".metis" / "config.yaml").write_text(CONFIG)
+    config_path(tmp_path).write_text(CONFIG)
     return tmp_path
 
 
@@ -52,7 +53,7 @@ async def test_the_settings_screen_and_compact_now_use_the_workspace_config(
     tmp_path: Path,
 ) -> None:
     workspace = acme_workspace(tmp_path)
-    config_file = workspace / ".metis" / "config.yaml"
+    config_file = config_path(workspace)
     app = make_app(workspace)
     async with app.run_test(size=(160, 48)) as pilot:
         await loaded(pilot, app, "s1")
@@ -100,7 +101,7 @@ async def test_the_settings_screen_and_compact_now_use_the_workspace_config(
 
 async def test_a_bad_config_file_is_shown_with_its_file_line_and_key(tmp_path: Path) -> None:
     workspace = acme_workspace(tmp_path)
-    config_file = workspace / ".metis" / "config.yaml"
+    config_file = config_path(workspace)
     config_file.write_text("compaction_threshold_tokens: 400\ncompaction_colour: red\n")
     app = make_app(workspace)
     async with app.run_test(size=SIZE) as pilot:

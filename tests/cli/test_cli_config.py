@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from engine.config import CompactionConfig
+from engine.layout import config_path, metis_dir
 from engine.store import SessionStore
 from engine.summarizers.pricing import CallUsage, price_from_rates, usage_cost
 from metis_compaction_tui.cli import dispatch as cli
@@ -38,7 +39,7 @@ def workspace_with(tmp_path: Path, model: str, config_yaml: str) -> Path:
         store.create_session("s1", config=CompactionConfig(compaction_model=model, **KNOBS))
         for message in tool_session(6, size=300):
             store.append_message("s1", message, 100)
-    (tmp_path / ".metis" / "config.yaml").write_text(config_yaml)
+    config_path(tmp_path).write_text(config_yaml)
     return tmp_path
 
 
@@ -151,7 +152,7 @@ def test_config_errors_name_file_line_and_key_in_one_line(
     ws = workspace_with(tmp_path, "local:extractive", text)
     code, _, err = run(capsys, "status", str(ws))
     assert code == 2 and err.count("\n") == 1
-    assert f"{ws / '.metis' / 'config.yaml'}:{line}: {words}" in err
+    assert f"{config_path(ws)}:{line}: {words}" in err
 
 
 def test_simulate_runs_the_workspaces_own_summarizer_and_knobs(
@@ -159,8 +160,8 @@ def test_simulate_runs_the_workspaces_own_summarizer_and_knobs(
 ) -> None:
     """The simulated metis dev reads config.yaml as metis dev would: the model and its adapter
     from the file, a knob from the file over the demo's own."""
-    (tmp_path / ".metis").mkdir()
-    (tmp_path / ".metis" / "config.yaml").write_text(
+    metis_dir(tmp_path).mkdir()
+    config_path(tmp_path).write_text(
         'compaction_model: "acme:small"\ncompaction_preserve_recent_turns: 4\n'
         'summarizer:\n  import: "tests.plugins.acme:make"\n'
     )

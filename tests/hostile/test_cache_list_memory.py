@@ -9,13 +9,14 @@ import tracemalloc
 from pathlib import Path
 
 from engine.cache import CacheRow, CompactionCache
+from engine.layout import cache_path
 from metis_compaction_tui.cli import main
 
 ROWS, CHARS = 60, 200_000
 
 
 def test_cache_list_does_not_load_the_summary_texts(tmp_path: Path, capsys) -> None:
-    cache = CompactionCache(tmp_path / ".metis" / "compaction-cache.sqlite")
+    cache = CompactionCache(cache_path(tmp_path))
     for index in range(ROWS):
         text = f"summary {index} " + "w" * CHARS
         cache.put(CacheRow(f"{index:02x}" + "0" * 62, text, "local:extractive", "1", 4, 900, 300))

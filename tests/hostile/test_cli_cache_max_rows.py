@@ -8,6 +8,7 @@ from pathlib import Path
 import msgspec
 
 from engine.cache import CacheRow, CompactionCache
+from engine.layout import cache_path
 from engine.store import SessionStore
 from metis_compaction_tui.cli import main
 from tests.hostile.test_read_back import CONFIG, SESSION, grown_store
@@ -22,6 +23,6 @@ def test_cli_compact_keeps_the_cache_within_the_sessions_max_rows(tmp_path: Path
         cache.put(CacheRow(f"{index:064x}", "an older summary", "local:extractive", "1", 2, 9, 3))
     cache.close()
     assert main(["compact", SESSION, str(tmp_path)]) == 0
-    cache = CompactionCache(tmp_path / ".metis" / "compaction-cache.sqlite")
+    cache = CompactionCache(cache_path(tmp_path))
     assert cache.count() == 2
     cache.close()

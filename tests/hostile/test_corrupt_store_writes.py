@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from engine.layout import store_path
 from engine.store import SessionStore
-from engine.store.schema import store_path
 from metis_compaction_tui.cli import main
 from tests.history_builders import assistant, user
 from tests.hostile.test_read_back import CONFIG, SESSION, edit, grown_store

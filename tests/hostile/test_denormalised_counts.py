@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from engine.layout import store_path
 from engine.store import SessionStore
-from engine.store.schema import store_path
 from metis_compaction_tui.cli import main
 from tests.engine.store.test_store_processes import check_consistent
 from tests.history_builders import assistant, user

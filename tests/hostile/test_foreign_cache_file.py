@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.layout import cache_path
 from metis_compaction_tui.cli import main
 from tests.hostile.test_read_back import SESSION, grown_store
 
@@ -45,7 +46,7 @@ COMMANDS = {
 def test_cache_commands_never_touch_another_programs_database(
     tmp_path: Path, capsys, command: str
 ) -> None:
-    cache = tmp_path / ".metis" / "compaction-cache.sqlite"
+    cache = cache_path(tmp_path)
     _foreign(cache)
     before = _state(cache.parent)
     capsys.readouterr()
@@ -59,7 +60,7 @@ def test_cache_commands_never_touch_another_programs_database(
 
 def test_compact_dry_run_writes_nothing_anywhere(tmp_path: Path, capsys) -> None:
     grown_store(tmp_path).close()
-    cache = tmp_path / ".metis" / "compaction-cache.sqlite"
+    cache = cache_path(tmp_path)
     cache.unlink()
     for side in ("-wal", "-shm"):
         Path(f"{cache}{side}").unlink(missing_ok=True)

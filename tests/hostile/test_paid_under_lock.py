@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from engine.layout import spend_journal_dir, store_path
 from engine.store import SessionStore, StoreError
-from engine.store.schema import store_path
 from tests.engine.store.test_store_processes import make_store
 from tests.history_builders import RecordingSummarizer
 
@@ -54,7 +54,7 @@ def test_a_paid_summary_survives_a_locked_store_and_is_billed_once(tmp_path: Pat
         assert outcome.record is not None and outcome.record.cache_hit
         assert again.requests == []
         assert store.session_info(SESSION).spent_usd == COST
-    assert not list((tmp_path / ".metis" / "unrecorded-spend").glob("*"))
+    assert not list(spend_journal_dir(tmp_path).glob("*"))
     with SessionStore.open(tmp_path) as store:  # folded once, not again on the next write
         store.update_config(SESSION, store.session_info(SESSION).config)
         assert store.session_info(SESSION).spent_usd == COST

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from engine.cache import COLUMNS as CACHE_COLUMNS
 from engine.cache import CacheRow, CompactionCache, decode_entries, decode_row
+from engine.layout import store_path
 from engine.row_check import BadRow
 from engine.store import StoreError
 from engine.store.rows import (
@@ -32,7 +33,6 @@ from engine.store.rows import (
     stored_event,
     stored_message,
 )
-from engine.store.schema import store_path
 from metis_compaction_tui.cli import main
 from tests.hostile.test_read_back import SESSION, grown_store
 

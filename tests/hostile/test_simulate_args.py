@@ -7,15 +7,16 @@ from pathlib import Path
 
 import pytest
 
+from engine.layout import metis_dir
 from metis_compaction_tui.cli import main
 
 
 def test_simulate_where_metis_is_a_file_is_a_clear_error(tmp_path: Path, capsys) -> None:
-    (tmp_path / ".metis").write_text("not a folder")
+    metis_dir(tmp_path).write_text("not a folder")
     assert main(["simulate", str(tmp_path), "--seconds", "0.5", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert ".metis is a file" in err and "Traceback" not in err
-    assert (tmp_path / ".metis").read_text() == "not a folder"
+    assert metis_dir(tmp_path).read_text() == "not a folder"
 
 
 BAD = [
@@ -32,4 +33,4 @@ def test_simulate_refuses_negative_and_nan_arguments(tmp_path: Path, capsys, fla
     assert exited.value.code == 2
     err = capsys.readouterr().err
     assert flags[0] in err and "Traceback" not in err
-    assert not (tmp_path / ".metis").exists()  # nothing ran, nothing written
+    assert not metis_dir(tmp_path).exists()  # nothing ran, nothing written

@@ -11,8 +11,8 @@ import asyncio
 import threading
 from pathlib import Path
 
+from engine.layout import store_path
 from engine.store import SessionStore
-from engine.store.schema import store_path
 from tests.engine.store.test_store_processes import QUIET
 from tests.history_builders import tool_session
 
