@@ -213,7 +213,11 @@ class MetisInspector(App[int]):
 
     def on_sessions_listed(self, message: SessionsListed) -> None:
         current = self.data.session_id if self.data else self._wanted
-        self.query_one(SessionList).show(message.rows, current)
+        try:
+            sessions = self.query_one(SessionList)
+        except NoMatches:  # the app is closing (see on_session_loaded)
+            return
+        sessions.show(message.rows, current)
 
     def on_session_loaded(self, message: SessionLoaded) -> None:
         data = message.data

@@ -75,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     knob_flags.add_argument(
         "--limit",
-        type=int,
+        type=_number(int, 1),  # finding 15: -1 was accepted
         default=DEFAULT_LIMIT,
         help=f"transcripts only: of a folder, the N most recently written ({DEFAULT_LIMIT})",
     )

@@ -33,6 +33,7 @@ def test_cache_list_does_not_load_the_summary_texts(tmp_path: Path, capsys) -> N
     assert listed["count"] == ROWS
     assert all(row["summary_chars"] > CHARS for row in listed["rows"])
     assert "summary_text" not in listed["rows"][0]
+    print(f"cache list peak {peak} bytes for {ROWS * CHARS} chars of summaries")
     assert peak < ROWS * CHARS / 10, f"peak {peak} bytes while listing {ROWS * CHARS} chars"
     assert main(["cache", "show", "0", str(tmp_path)]) == 2  # a prefix of several keys
     assert main(["cache", "show", "07", str(tmp_path)]) == 0  # a unique one

@@ -62,3 +62,38 @@ def test_a_paid_summary_survives_a_locked_store_and_is_billed_once(tmp_path: Pat
 
 async def _commit(manager):  # type: ignore[no-untyped-def]
     return manager.commit(await manager.prepare())
+
+
+FOLDER = """
+import sys
+from pathlib import Path
+from engine.store import SessionStore
+with SessionStore.open(Path(sys.argv[1])) as store:
+    for _ in range(150):
+        store.update_config("s", store.session_info("s").config)  # any write folds the journal
+"""
+
+
+def test_two_processes_fold_each_journaled_spend_exactly_once(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from engine.store.spend_journal import write_entry
+    from tests.hostile.conftest import ROOT
+
+    make_store(tmp_path).close()
+    folder = spend_journal_dir(tmp_path)
+    procs = [
+        subprocess.Popen([sys.executable, "-c", FOLDER, str(tmp_path)], cwd=ROOT,
+                         stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]  # fmt: skip
+    for _ in range(40):  # journaled while both fold
+        write_entry(folder, SESSION, Decimal("0.01"))
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    with SessionStore.open(tmp_path) as store:
+        store.update_config(SESSION, store.session_info(SESSION).config)  # folds any left
+        assert store.session_info(SESSION).spent_usd == Decimal("0.40")
+    assert list(folder.iterdir()) == []

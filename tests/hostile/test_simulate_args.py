@@ -34,3 +34,11 @@ def test_simulate_refuses_negative_and_nan_arguments(tmp_path: Path, capsys, fla
     err = capsys.readouterr().err
     assert flags[0] in err and "Traceback" not in err
     assert not metis_dir(tmp_path).exists()  # nothing ran, nothing written
+
+
+@pytest.mark.parametrize("limit", ["-1", "0", "nan"])
+def test_status_limit_must_be_positive(tmp_path: Path, capsys, limit: str) -> None:
+    """Finding 15: `status --limit -1` was accepted."""
+    with pytest.raises(SystemExit) as exited:
+        main(["status", "--limit", limit, str(tmp_path)])
+    assert exited.value.code == 2 and "--limit" in capsys.readouterr().err
