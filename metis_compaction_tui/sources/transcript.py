@@ -480,8 +480,9 @@ def discover_transcripts(path: Path | None, limit: int = DEFAULT_LIMIT) -> list[
 
 
 def read_recording(path: Path, config: CompactionConfig) -> Recording:
-    """A whole transcript, read once (the CLI's status and dry run). Raises TranscriptError for
-    a malformed line and OSError for a file that cannot be read."""
+    """A whole transcript, read once (the CLI's status and dry run). Broken lines are skipped
+    and reported by the import; raises TranscriptError for a file with no transcript record (or
+    not a regular file) and OSError for a file that cannot be read."""
     recording = Recording(path, path.stem, config)
     update = recording.tail.poll(final=True)
     recording.tail.refuse_undecided(final=True)
