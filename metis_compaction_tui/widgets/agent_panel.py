@@ -38,6 +38,15 @@ def agent_lines(view: AgentView) -> list[list[str]]:
             f"no compaction of its own in {view.line_count:,} lines ({view.format})",
             "no compaction of its own",
         ]
+    if view.notes:  # what the import skipped or why it is empty: kept in sight after the notice
+        note = neutralise(view.notes[0], single_line=True)
+        count = f"{len(view.notes)} notes: " if len(view.notes) > 1 else ""
+        agent = (
+            [f"⚠ {count}{note} · {w}" for w in agent[:1]]
+            + [f"⚠ {note}" for _ in agent[:1]]
+            + [f"⚠ {len(view.notes)} note(s) · {w}" for w in agent]
+            + agent
+        )
     fires = view.projected
     if fires:
         first = fires[0]

@@ -254,6 +254,11 @@ async def test_a_malformed_line_is_skipped_and_noticed_once(tmp_path: Path) -> N
         await wait_until(pilot, lambda: app.data is not None and app.data.message_count > count + 4)
         assert notices.count(skipped) == 1
         assert app.data.agent is not None and skipped in app.data.agent.notes
+        await wait_until(
+            pilot,
+            lambda: f"⚠ {skipped}" in app.query_one(AgentPanel).render().plain,
+            what="the note kept in the agent panel",
+        )
         assert not app.query_one(StoreBanner).display and app.problem is None
 
 
