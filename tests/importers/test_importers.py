@@ -286,6 +286,13 @@ def test_unrecognised_format_and_empty_file(tmp_path: Path) -> None:
         tail.poll()  # a tail waits for lines; it is told to refuse what will never be one
         with pytest.raises(TranscriptError, match=re.escape(what)):
             tail.refuse_undecided()
+    # A record cut before its end and nothing else: waited for by a tail, refused by a load.
+    (tmp_path / "cut.jsonl").write_bytes(b'{"type": "user", "uuid": "u1", "mess')
+    cut = TranscriptTail(tmp_path / "cut.jsonl")
+    assert not cut.poll().changed
+    cut.refuse_undecided()  # it may still be finished
+    with pytest.raises(TranscriptError, match=r"cut\.jsonl:1: not a transcript: 36 bytes without"):
+        load_transcript(tmp_path / "cut.jsonl")
     os.mkfifo(tmp_path / "pipe.jsonl")  # must not block waiting for a writer
     with pytest.raises(TranscriptError, match=r"pipe\.jsonl: a named pipe \(FIFO\), not a reg"):
         load_transcript(tmp_path / "pipe.jsonl")
