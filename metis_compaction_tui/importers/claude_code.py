@@ -294,7 +294,9 @@ class ClaudeCodeImporter:
 
     def _siblings(self, uuid: str, on_path: set[str]) -> list[str]:
         """Parallel tool calls written beside `uuid`: assistant records under the same parent
-        that share its API message id or, like it, carry a tool call."""
+        that share its API message id (one response written as several records) or, where
+        either has no id, that like it carry a tool call. Two responses with different ids
+        under one parent are a regenerated answer, not parallel calls."""
         node = self.nodes[uuid]
         parent = node.record.parent_uuid
         if node.record.type != "assistant" or parent is None:
@@ -308,9 +310,10 @@ class ClaudeCodeImporter:
             if other.record.type != "assistant":
                 continue  # a user record beside it is a rewind, not a parallel call
             other_id = other.record.message.id if other.record.message is not None else None
-            if (message_id is not None and other_id == message_id) or (
-                node.is_tool_call() and other.is_tool_call()
-            ):
+            if message_id is not None and other_id is not None:
+                if other_id == message_id:
+                    found.append(other_uuid)
+            elif node.is_tool_call() and other.is_tool_call():
                 found.append(other_uuid)
         return found
 

@@ -224,3 +224,15 @@ def test_each_shape_keeps_what_the_agent_had(name: str, messages: int, tool_call
     imported = load_transcript(OURS / name)
     found = (len(imported.messages), _tool_calls(imported.messages))
     assert found == (messages, tool_calls) == independent_count(OURS / name)
+
+
+def test_a_regenerated_answer_beside_its_first_is_not_stitched(tmp_path: Path) -> None:
+    """Two responses (different API message ids) under one parent are a retry, not parallel
+    calls: only the one the chain runs through is kept."""
+    source = (OURS / "claude-code" / "parallel_tool_calls.jsonl").read_text()
+    path = tmp_path / "regenerated.jsonl"
+    path.write_text(source.replace('"id": "msg_p3"', '"id": "msg_p3_first"', 1))  # p12 only
+    imported = load_transcript(path)
+    assert (len(imported.messages), _tool_calls(imported.messages)) == (7, 4)
+    assert independent_count(path) == (7, 4)
+    assert imported.skipped["inactive_branch"] == 2  # the first answer and its result
