@@ -311,7 +311,8 @@ def _dispatch(args: argparse.Namespace, out: TextIO) -> int:
 
             return cmd_status(args.workspace, args.json, out, parse_flags(args.sets))
         case "compact":
-            if Path(args.session).is_file():
+            session = Path(args.session)
+            if session.exists() and not session.is_dir():  # a named pipe too: refused when read
                 from metis_compaction_tui.cli.transcripts import cmd_transcript_compact
 
                 return cmd_transcript_compact(

@@ -236,6 +236,7 @@ def test_compact_dry_run_on_a_transcript_previews_and_writes_nothing(
         (["status", "{garbage}"], "line 1: not a transcript: 24 bytes without a newline, not JSON"),
         (["status", "{other}"], "none a Claude Code or Codex record (keys 'name', 'deps')"),
         (["status", "{fifo}"], "fifo.jsonl: a named pipe (FIFO), not a regular file"),
+        (["compact", "{fifo}", "--dry-run"], "fifo.jsonl: a named pipe (FIFO), not a regular file"),
         (["inspect", "{nul}"], "nul.jsonl: not a transcript: binary data (NUL bytes)"),
         (["inspect", "{fifo}"], "fifo.jsonl: a named pipe (FIFO), not a regular file"),
         (["inspect", "{other}"], "other.json: not a transcript: 1 of 1 line is a JSON object"),
