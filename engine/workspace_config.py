@@ -12,6 +12,7 @@ The file is read with `msgspec.yaml` into typed structs that refuse unknown keys
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Mapping
@@ -70,10 +71,16 @@ class ConfigLayer(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     summarizer: _SummarizerLayer | None = None
 
 
+@functools.cache
+def _fields(struct_type: type[msgspec.Struct]) -> tuple[msgspec.structs.FieldInfo, ...]:
+    """msgspec.structs.fields, once per type (it evaluates the annotations on every call)."""
+    return msgspec.structs.fields(struct_type)
+
+
 def _keys(struct_type: type[msgspec.Struct], prefix: str = "") -> list[str]:
     """Every settable key, dotted ("summarizer.price.input_per_mtok")."""
     keys: list[str] = []
-    for field in msgspec.structs.fields(struct_type):
+    for field in _fields(struct_type):
         name = prefix + field.encode_name
         inner = _struct_in(field.type)
         keys += _keys(inner, name + ".") if inner is not None else [name]
@@ -162,7 +169,13 @@ def read_config_file(path: Path) -> tuple[ConfigLayer, dict[str, int]]:
         detail = re.sub(r'\s*in "<[a-z ]+>", line \d+, column \d+', "", message)
         detail = re.sub(r"\s+", " ", detail).strip() or "not YAML"
         raise ConfigFileError("(YAML syntax)", detail, where=f"{path}:{line}") from None
-    return layer, {key: _line_of(text, key) or 0 for key in _set_keys(layer)}
+    lines = _key_lines(text)
+    return layer, {key: _line_of(text, key, lines) or 0 for key in _set_keys(layer)}
+
+
+def _loader(yaml: Any) -> Any:
+    """libyaml's safe loader when PyYAML was built with it (as msgspec.yaml uses), else Python's."""
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _refuse_aliases(text: str, path: Path) -> None:
@@ -171,7 +184,7 @@ def _refuse_aliases(text: str, path: Path) -> None:
     import yaml  # msgspec.yaml's own parser
 
     try:
-        for token in yaml.scan(text, Loader=yaml.SafeLoader):
+        for token in yaml.scan(text, Loader=_loader(yaml)):
             if isinstance(token, yaml.AliasToken):
                 line = token.start_mark.line + 1
                 raise ConfigFileError(
@@ -201,32 +214,44 @@ def _key_of(message: str) -> tuple[str, str]:
     return path, detail.replace(" | null", "")
 
 
-def _line_of(text: str, key: str) -> int | None:
-    """The 1-based line where the dotted `key` is written, found in the YAML's node tree."""
-    if not key:
-        return None
+def _key_lines(text: str) -> dict[str, int]:
+    """The 1-based line of every dotted key written in the YAML, from one pass over its nodes."""
     import yaml  # msgspec.yaml's own parser
 
     try:
-        node: Any = yaml.compose(text, Loader=yaml.SafeLoader)
+        root: Any = yaml.compose(text, Loader=_loader(yaml))
     except yaml.YAMLError:
-        return None
-    line: int | None = None
-    for part in key.split("."):
+        return {}
+    lines: dict[str, int] = {}
+
+    def walk(node: Any, prefix: str) -> None:
         if not isinstance(node, yaml.MappingNode):
-            return line
+            return
         for key_node, value_node in node.value:
-            if getattr(key_node, "value", None) == part:
-                line, node = key_node.start_mark.line + 1, value_node
-                break
-        else:
+            name = f"{prefix}{getattr(key_node, 'value', '')}"
+            lines.setdefault(name, key_node.start_mark.line + 1)
+            walk(value_node, name + ".")
+
+    walk(root, "")
+    return lines
+
+
+def _line_of(text: str, key: str, lines: dict[str, int] | None = None) -> int | None:
+    """The line of the dotted `key`, or of its nearest written parent."""
+    if not key:
+        return None
+    lines = _key_lines(text) if lines is None else lines
+    parts = key.split(".")
+    for end in range(len(parts), 0, -1):
+        line = lines.get(".".join(parts[:end]))
+        if line is not None:
             return line
-    return line
+    return None
 
 
 def _set_keys(layer: msgspec.Struct, prefix: str = "") -> list[str]:
     keys: list[str] = []
-    for field in msgspec.structs.fields(type(layer)):
+    for field in _fields(type(layer)):
         value = getattr(layer, field.name)
         if value is None:
             continue
@@ -249,7 +274,7 @@ def _flat(layer: msgspec.Struct) -> dict[str, Any]:
 
 
 def _attr(struct_type: type[msgspec.Struct], encode_name: str) -> str:
-    for field in msgspec.structs.fields(struct_type):
+    for field in _fields(struct_type):
         if field.encode_name == encode_name:
             return field.name
     raise KeyError(encode_name)

@@ -18,6 +18,8 @@ from engine.summarizers.pricing import ModelPrice, price_from_rates
 
 # "package.module:attribute" (the attribute may be dotted: "pkg.mod:Class.create").
 _IMPORT_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+# http(s), and no spaces or control characters (it is shown in the app and the CLI).
+_URL = re.compile(r"^https?://[^\s\x00-\x1f\x7f-\x9f]+$")
 
 # Where a price came from, as the app and CLI say it (issue 18).
 PRICE_TABLE = "price table"
@@ -76,7 +78,7 @@ class SummarizerSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unkno
             raise ConfigError(
                 "summarizer.import", f"{self.import_path!r} is not 'package.module:factory'"
             )
-        if self.base_url is not None and not re.match(r"^https?://[^\s]+$", self.base_url):
+        if self.base_url is not None and not _URL.match(self.base_url):
             raise ConfigError("summarizer.base_url", f"{self.base_url!r} is not an http(s) URL")
         if isinstance(self.timeout_s, bool) or not 0 < self.timeout_s <= 3600:
             raise ConfigError("summarizer.timeout_s", f"{self.timeout_s!r} must be in (0, 3600]")

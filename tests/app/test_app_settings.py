@@ -105,8 +105,11 @@ async def test_a_bad_config_file_is_shown_with_its_file_line_and_key(tmp_path: P
     config_file.write_text("compaction_threshold_tokens: 400\ncompaction_colour: red\n")
     app = make_app(workspace)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.problem is not None, what="the problem shown")
+
+        def banner_shown() -> bool:
+            banners = app.query(StoreBanner)  # empty until the dashboard is composed
+            return app.problem is not None and bool(banners) and banners.first().display
+
+        await wait_until(pilot, banner_shown, what="the problem shown in the banner")
         assert app.problem is not None
         assert app.problem.startswith(f"{config_file}:2: compaction_colour: unknown key")
-        banner = app.query_one(StoreBanner)
-        assert banner.display

@@ -175,3 +175,13 @@ def test_simulate_runs_the_workspaces_own_summarizer_and_knobs(
         assert info.config.compaction_model == "acme:small"
         assert info.config.compaction_preserve_recent_turns == 4
         assert "ACME SUMMARY" in store.snapshot(info.session_id).messages[0].text()
+
+
+def test_escape_sequences_in_a_config_key_are_shown_neutralised(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A config file is read back untrusted: its words reach the terminal only made visible."""
+    ws = workspace_with(tmp_path, "local:extractive", '"\\e[31mred\\e]0;pwned\\a": 1\n')
+    code, _, err = run(capsys, "status", str(ws))
+    assert code == 2 and "unknown key" in err
+    assert "\x1b" not in err and "\x07" not in err

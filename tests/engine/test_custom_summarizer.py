@@ -144,3 +144,12 @@ def test_price_origin_says_where_the_price_comes_from(
     model: str, settings: SummarizerSettings | None, origin: str
 ) -> None:
     assert price_origin(model, settings) == origin
+
+
+@pytest.mark.parametrize(
+    "url", ["ftp://127.0.0.1", "http://127.0.0.1:1/\x1b[31m", "http://a b", "127.0.0.1:11434"]
+)
+def test_a_base_url_must_be_http_without_controls(url: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        SummarizerSettings(base_url=url)
+    assert raised.value.knob == "summarizer.base_url"
