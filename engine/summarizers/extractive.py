@@ -16,10 +16,9 @@ from engine.events import redact
 from engine.policy.splice import summary_text
 from engine.summarizers.base import SummaryRequest, SummaryResult
 from engine.summarizers.extractive_pool import SECTIONS, Candidate, build_pool
-from engine.tokens import estimate_text_tokens
+from engine.tokens import CHARS_PER_TOKEN, estimate_text_tokens
 
 NAME = "local:extractive"
-_CHARS_PER_TOKEN = 3  # engine.tokens: a text of n characters counts ceil(n / 3)
 _PER_CHAR = 0.4  # priority points a character of summary costs
 _PER_LINE = 8.0  # what each earlier line of the same section takes off a line's worth
 _MORE = "\n(+{count} more lines not kept)"
@@ -49,11 +48,11 @@ class ExtractiveSummarizer:
 
     def summarize_now(self, request: SummaryRequest) -> str:
         wrapper = len(summary_text(NAME, request.span_start, ""))
-        budget = request.max_tokens * _CHARS_PER_TOKEN - wrapper
+        budget = request.max_tokens * CHARS_PER_TOKEN - wrapper
         header = f"Summary of {len(request.span)} earlier messages (extractive, offline)."
         if budget < len(header):
             # Too small for anything: what fits, and never an empty summary.
-            return header[: max(budget, 0)] or header[: request.max_tokens * _CHARS_PER_TOKEN]
+            return header[: max(budget, 0)] or header[: request.max_tokens * CHARS_PER_TOKEN]
         # A line may take a fifth of the budget, so one long line cannot crowd out the rest.
         line_limit = max(60, min(240, budget // 5))
         pool = build_pool(request.span, request.instructions, line_limit=line_limit)

@@ -40,7 +40,7 @@ SECTIONS = (KEPT, LAST_ASK, CONSTRAINTS, DECISIONS, TASKS, ERRORS, TOOLS, FACTS,
 class Candidate:
     section: str
     priority: float
-    order: int  # position in the span: sections render in this order
+    order: int  # the order lines were read in: a section renders its lines in this order
     text: str
     terms: frozenset[str] = field(default=frozenset())  # the concrete things the line carries
     always: bool = False  # kept even when its terms are already in the summary
@@ -230,11 +230,10 @@ def build_pool(
                     _earlier_summary(pool, block.text, position)
                 elif message.synthetic:
                     continue  # fillers and notices the compactor wrote
-
                 elif message.role is Role.USER:
                     _user(pool, block.text, position, latest=position == last_user)
                 else:
-                    _prose(pool, block.text, position, user=False)
+                    _prose(pool, block.text, position)
             elif isinstance(block, ToolUseContentBlock):
                 _tool_call(pool, block, results.get(block.id), position, failed_commands)
     return pool.out
@@ -291,7 +290,7 @@ def _user(pool: _Pool, text: str, position: int, *, latest: bool) -> None:
         pool.add(FILES, 470, position, path)
 
 
-def _prose(pool: _Pool, text: str, position: int, *, user: bool) -> None:
+def _prose(pool: _Pool, text: str, position: int) -> None:
     for sentence in sentences(text):
         if _QUESTION.search(sentence) or _ACK.match(sentence):
             continue
