@@ -16,11 +16,11 @@ from engine.events import redact
 from engine.policy.splice import summary_text
 from engine.summarizers.base import SummaryRequest, SummaryResult
 from engine.summarizers.extractive_pool import SECTIONS, Candidate, build_pool
-from engine.tokens import estimate_text_tokens
+from engine.tokens import CHARS_PER_TOKEN, estimate_text_tokens
 
 NAME = "local:extractive"
-_CHARS_PER_TOKEN = 3  # engine.tokens: a text of n characters counts ceil(n / 3)
 _PER_CHAR = 0.4  # priority points a character of summary costs
+_PER_LINE = 8.0  # what each earlier line of the same section takes off a line's worth
 _MORE = "\n(+{count} more lines not kept)"
 
 
@@ -48,11 +48,11 @@ class ExtractiveSummarizer:
 
     def summarize_now(self, request: SummaryRequest) -> str:
         wrapper = len(summary_text(NAME, request.span_start, ""))
-        budget = request.max_tokens * _CHARS_PER_TOKEN - wrapper
+        budget = request.max_tokens * CHARS_PER_TOKEN - wrapper
         header = f"Summary of {len(request.span)} earlier messages (extractive, offline)."
         if budget < len(header):
             # Too small for anything: what fits, and never an empty summary.
-            return header[: max(budget, 0)] or header[: request.max_tokens * _CHARS_PER_TOKEN]
+            return header[: max(budget, 0)] or header[: request.max_tokens * CHARS_PER_TOKEN]
         # A line may take a fifth of the budget, so one long line cannot crowd out the rest.
         line_limit = max(60, min(240, budget // 5))
         pool = build_pool(request.span, request.instructions, line_limit=line_limit)
@@ -72,8 +72,17 @@ def _fill(pool: list[Candidate], budget: int) -> list[Candidate]:
     covered: set[str] = set()
     open_sections: set[str] = set()
     used = 0
-    # A long line costs room that shorter facts could use: it must be worth more to go first.
-    ranked = sorted(pool, key=lambda c: (-(c.priority - _PER_CHAR * len(c.text)), c.order, c.text))
+    # A long line costs room that shorter facts could use: it must be worth more to go first. And
+    # each further line of one kind is worth a little less, so a long span's forty tool runs do not
+    # crowd out every statement and decision.
+    worth = {id(c): c.priority - _PER_CHAR * len(c.text) for c in pool}
+    by_section: dict[str, list[Candidate]] = {}
+    for candidate in sorted(pool, key=lambda c: (-worth[id(c)], c.order)):
+        by_section.setdefault(candidate.section, []).append(candidate)
+    for lines in by_section.values():
+        for rank, candidate in enumerate(lines):
+            worth[id(candidate)] -= _PER_LINE * rank
+    ranked = sorted(pool, key=lambda c: (-worth[id(c)], c.order, c.text))
     for candidate in ranked:
         text = redact(candidate.text)
         key = text.lower()

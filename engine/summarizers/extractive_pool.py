@@ -40,7 +40,7 @@ SECTIONS = (KEPT, LAST_ASK, CONSTRAINTS, DECISIONS, TASKS, ERRORS, TOOLS, FACTS,
 class Candidate:
     section: str
     priority: float
-    order: int  # position in the span: sections render in this order
+    order: int  # the order lines were read in: a section renders its lines in this order
     text: str
     terms: frozenset[str] = field(default=frozenset())  # the concrete things the line carries
     always: bool = False  # kept even when its terms are already in the summary
@@ -69,13 +69,17 @@ _TERM = re.compile(
 _HASH = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
 
 _QUESTION = re.compile(r"\?\s*$")
+# A limit the user sets. "never" after a verb of being describes (it can never succeed); words like
+# "only" and "instead" set a limit when they lead the sentence ("Only the local database.") and
+# usually describe a bug when they do not ("it only shows up with the second bank").
 _CONSTRAINT = re.compile(
-    r"(?i)\b(?:don'?t|do not|doesn'?t|never|always|must(?:n'?t)?|shouldn'?t|should not|only|avoid|"
-    r"keep|leave|prefer\w*|rather|instead|no longer|not allowed|make sure|ensure|remember|without|"
-    r"at most|at least|no more than|stay\w*|stick to|owns?|off[- ]limits|"
+    r"(?i)\b(?:don'?t|do not|doesn'?t|(?<!can )(?<!could )(?<!will )(?<!would )(?<!is )(?<!are )"
+    r"never|always|must(?:n'?t)?|shouldn'?t|should not|avoid|"
+    r"keep|leave|prefer\w*|no longer|not allowed|make sure|ensure|remember|"
+    r"at most|at least|no more than|stick to|owns|off[- ]limits|use only|only use|"
     r"careful|unless|hands off|can'?t|cannot|won'?t|has to|have to|needs? to stay|stay away|"
     r"not (?:to|use|touch|change|edit|add|run|push|merge|commit))\b"
-    r"|^no \w+"
+    r"|^(?:no|only|without|instead|rather|stay)\b"
 )
 _DECISION = re.compile(
     r"(?i)\b(?:decision|decid\w*|chose|chosen|choose|choosing|opt(?:ed|ing)? (?:for|to)|"
@@ -101,13 +105,15 @@ _NARRATION = re.compile(
 )
 _POLITE = re.compile(r"(?i)^(?:can|could|would|will) you\b|^please\b")
 _ACK = re.compile(
-    r"(?i)^(?:ok(?:ay)?|sure|great|good|nice|fine|thanks|thank you|perfect|cool|yes|right|"
-    r"got it|sounds good|looks good|lgtm|agreed|understood|noted|will do|done|ack)\W*$"
+    r"(?i)^(?:(?:ok(?:ay)?|sure|great|good|nice|fine|thanks|thank you|perfect|cool|yes|right|"
+    r"got it|sounds good|looks good|lgtm|agreed|understood|noted|will do|done|ack|by me|"
+    r"that works|works for me)\W*)+$"
 )
+# Matched on the lower-cased line (twice as fast as (?i) on long outputs).
 _ERROR = re.compile(
-    r"(?i)\b(?:error|errors|exception|traceback|failed|failure|failures|fatal|panic|denied|"
+    r"\b(?:error|errors|exception|traceback|failed|failure|failures|fatal|panic|denied|"
     r"refused|timed out|cannot|can't|unable|not found|no such|invalid|segmentation|abort\w*|"
-    r"conflict|unreachable|killed|oom)\b|\w(?:Error|Exception)\b"
+    r"conflict|unreachable|killed|oom)\b|\w(?:error|exception)\b"
 )
 _NO_ERROR = re.compile(
     r"(?i)\b(?:0|no|zero) (?:errors?|failures?|failed)\b|\b(?:errors?|failures?|failed):? 0\b"
@@ -170,7 +176,9 @@ def _shape(line: str) -> str:
 
 def is_error_line(line: str) -> bool:
     return (
-        bool(_ERROR.search(line)) and not _NO_ERROR.search(line) and not _NOT_ERROR_TEXT.match(line)
+        bool(_ERROR.search(line.lower()))
+        and not _NO_ERROR.search(line)
+        and not _NOT_ERROR_TEXT.match(line)
     )
 
 
@@ -179,6 +187,7 @@ class _Pool:
     line_limit: int
     total: int
     out: list[Candidate] = field(default_factory=list)
+    shown: set[str] = field(default_factory=set)  # output lines already in a digest
 
     def add(
         self, section: str, priority: float, position: int, text: str, *, always: bool = False
@@ -221,11 +230,10 @@ def build_pool(
                     _earlier_summary(pool, block.text, position)
                 elif message.synthetic:
                     continue  # fillers and notices the compactor wrote
-
                 elif message.role is Role.USER:
                     _user(pool, block.text, position, latest=position == last_user)
                 else:
-                    _prose(pool, block.text, position, user=False)
+                    _prose(pool, block.text, position)
             elif isinstance(block, ToolUseContentBlock):
                 _tool_call(pool, block, results.get(block.id), position, failed_commands)
     return pool.out
@@ -282,7 +290,7 @@ def _user(pool: _Pool, text: str, position: int, *, latest: bool) -> None:
         pool.add(FILES, 470, position, path)
 
 
-def _prose(pool: _Pool, text: str, position: int, *, user: bool) -> None:
+def _prose(pool: _Pool, text: str, position: int) -> None:
     for sentence in sentences(text):
         if _QUESTION.search(sentence) or _ACK.match(sentence):
             continue
@@ -345,6 +353,29 @@ def _value_weight(line: str) -> int:
     return weight
 
 
+_CODE = re.compile(
+    r"^(?:\d+[:\s]+)?(?:raise|def|class|except|assert|if|elif|return|import|from|#|//|\*)\b"
+    r"|^[A-Z]+$"  # FAILURES, ERRORS: a report's headings
+)
+_ERROR_MESSAGE = re.compile(r"(?:Error|Exception|FAILED|error)\b:?\s+\S")
+_ERROR_NAME = re.compile(r"\w(?:Error|Exception)\b|\bFAILED\b|^E\s|(?i:^error\b)")
+
+
+def _error_lines(lines: list[str], most: int = 2) -> list[str]:
+    """An output's error lines, at most `most`: those naming the error and saying what went
+    wrong first (FAILED x - AssertionError: 2 != 3, before a bare "x.py:54: AssertionError"),
+    never code that merely mentions one."""
+    found = [line for line in lines if is_error_line(line) and not _CODE.match(line)]
+    if len(found) <= most:
+        return found
+
+    def rank(i: int) -> tuple[int, int]:
+        line = found[i]
+        return (-(bool(_ERROR_NAME.search(line)) + bool(_ERROR_MESSAGE.search(line))), i)
+
+    return [found[i] for i in sorted(sorted(range(len(found)), key=rank)[:most])]
+
+
 def _digest_lines(salient: list[str], *, long: bool, limit: int = 110) -> list[int]:
     """Which salient lines stand for an output: the weightiest (values, numbers, versions), then
     the last (where tools print their totals), up to three and about `limit` characters."""
@@ -372,7 +403,13 @@ def _tool_call(
     output = result.content if result is not None else ""
     lines = [clean(line) for line in output.splitlines()]
     lines = [line for line in lines if line]
-    errors = [line for line in lines if is_error_line(line)]
+    is_read = path is not None and command.startswith(f"{block.name} ")
+    # A file's contents are not errors ("raise ValueError" in a source file): a read fails only
+    # when the tool says so, and then its first line says why.
+    if is_read:
+        errors = lines[:1] if result is not None and result.is_error else []
+    else:
+        errors = _error_lines(lines)
     failed = bool(result is not None and result.is_error) or bool(errors)
     edits = bool(_EDIT_TOOL.search(block.name)) and not failed
     for line in errors:
@@ -394,12 +431,13 @@ def _tool_call(
         failed_commands.append(head)
         pool.add(TOOLS, 520, position, f"{command} → failed")
         return
-    salient = [line for line in _salient(lines) if line not in errors]
+    # A line printed again (the same banner on every test run) is said once.
+    salient = [line for line in _salient(lines) if line not in errors and line not in pool.shown]
     picked = _digest_lines(salient, long=len(lines) > 4)
     digest = " | ".join(clip(salient[i], 100) for i in picked)
-    worked = any(head == f or f in command for f in failed_commands)
+    pool.shown.update(salient[i] for i in picked)
+    worked = not is_read and any(head == f or f in command for f in failed_commands)
     weight = max((_value_weight(salient[i]) for i in picked), default=0)
-    is_read = path is not None and command.startswith(f"{block.name} ")
     if digest:
         priority = 640 + 25 * weight - (120 if is_read and len(lines) > 12 else 0)
         text = f"{command} → {digest}"

@@ -238,3 +238,16 @@ def test_an_earlier_summary_in_the_span_keeps_its_sections() -> None:
     assert "COMPACTION_SUMMARY" not in summary
     assert "continue from the note above" not in summary
     assert_well_formed(summary)
+
+
+def test_codex_argv_commands_and_patched_files() -> None:
+    patch = "*** Begin Patch\n*** Update File: src/app/main.rs\n@@\n-a\n+b\n*** End Patch"
+    span = [
+        text("u0", Role.USER, "Bump the crate and fix the build."),
+        *call("c1", "shell", {"command": ["bash", "-lc", "cargo --version"]}, "cargo 1.79.0"),
+        *call("c2", "apply_patch", {"input": patch}, "Success. Updated the following files"),
+    ]
+    summary = summarize(span, 300)
+    assert "cargo --version → cargo 1.79.0" in summary
+    assert "src/app/main.rs (edited)" in summary
+    assert "bash -lc" not in summary

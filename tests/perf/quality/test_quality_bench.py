@@ -1,0 +1,27 @@
+"""The quality bench itself: it scores any summarize_fn, and local:extractive stays in budget."""
+
+from __future__ import annotations
+
+from engine.messages import Message
+from engine.summarizers.extractive import ExtractiveSummarizer
+from tests.perf.quality.bench import score, summarizer_fn
+from tests.perf.quality.script import KINDS
+
+
+def test_score_counts_every_fact_by_kind() -> None:
+    def everything(messages: tuple[Message, ...], max_tokens: int) -> str:
+        return "\n".join(m.text() for m in messages)  # the whole session: every needle is in it
+
+    figures = score(everything, sets=("A",))["A"]
+    assert figures["kept"] == figures["facts"]
+    assert set(figures["by_kind"]) == set(KINDS)  # type: ignore[arg-type]
+
+    nothing = score(lambda messages, max_tokens: "", sets=("A",))["A"]
+    assert nothing["kept"] == 0
+
+
+def test_extractive_summaries_never_exceed_the_budget_on_either_set() -> None:
+    figures = score(summarizer_fn(ExtractiveSummarizer()), max_tokens=120)
+    for by_set in figures.values():
+        assert by_set["over_budget"] == 0
+        assert by_set["summary_tokens_max"] <= 120  # type: ignore[operator]
