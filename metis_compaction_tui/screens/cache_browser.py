@@ -20,7 +20,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, Static
 
-from engine import AsyncCompactionCache, CacheRow, CacheUnavailable
+from engine import CacheRow, CacheUnavailable
 from metis_compaction_tui.actions import bindings_for
 from metis_compaction_tui.safe_text import safe_text
 from metis_compaction_tui.screens.confirm import ConfirmScreen
@@ -60,7 +60,7 @@ class CacheBrowserScreen(Screen[None]):
     def __init__(self, source: SessionSource) -> None:
         super().__init__()
         self.source = source
-        self.cache = AsyncCompactionCache(source.cache_path) if source.cache_path else None
+        self.cache = source.open_cache()
         self.rows: list[CacheRow] = []
         self.backers: dict[str, list[tuple[str, str]]] = {}
         self.order_by = "last_read_at_ms"
@@ -170,7 +170,8 @@ class CacheBrowserScreen(Screen[None]):
         if self.filter_text:
             text.append(" · filter ")
             text.append_text(safe_text(self.filter_text, "bold", single_line=True, max_chars=40))
-        text.append(f" · {self.source.cache_path}", style="dim")
+        if self.cache is not None:
+            text.append(f" · {self.cache.path}", style="dim")
         self.query_one("#cache-status", Static).update(text)
 
     def _show_problem(self, problem: str) -> None:

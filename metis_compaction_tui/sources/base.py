@@ -13,10 +13,15 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from decimal import Decimal
-from pathlib import Path
 from typing import Protocol
 
-from engine import CompactionConfig, Message, SessionManager, TriggerAction
+from engine import (
+    AsyncCompactionCache,
+    CompactionConfig,
+    Message,
+    SessionManager,
+    TriggerAction,
+)
 from metis_compaction_tui.sources.session_data import (
     AgentView,
     CompactionInfo,
@@ -76,7 +81,6 @@ class SessionSource(Protocol):
     tunable: bool  # True: the knobs may be changed from the app (a what-if on a recording)
     after_compaction: str  # one sentence: where a committed compaction goes from here
     progress: Callable[[str], None] | None  # the app's: one line while a long read runs
-    cache_path: Path | None  # the workspace's compaction-cache.sqlite, if any
 
     def open(self) -> None:
         """Connect (again); raises SourceUnavailable."""
@@ -107,6 +111,11 @@ class SessionSource(Protocol):
 
     def undo_latest(self, session_id: str) -> CompactionInfo:
         """Undo the latest compaction; raises ActionRefused(reason)."""
+        ...
+
+    def open_cache(self) -> AsyncCompactionCache | None:
+        """The compaction cache behind this source, for the cache browser (None: it has none);
+        the caller closes it."""
         ...
 
     def cache_backers(self) -> dict[str, list[tuple[str, str]]]:

@@ -14,6 +14,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from engine import (
+    AsyncCompactionCache,
     CompactionConfig,
     CompactionEvent,
     CompactionRecord,
@@ -361,6 +362,9 @@ class MemorySource:
             session.revision += 1
             self.store._change(session_id).compacted = True
             return undone
+
+    def open_cache(self) -> AsyncCompactionCache | None:
+        return AsyncCompactionCache(self.cache_path) if self.cache_path is not None else None
 
     def cache_backers(self) -> dict[str, list[tuple[str, str]]]:
         with self.store.lock:

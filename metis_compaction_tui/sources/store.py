@@ -35,6 +35,7 @@ from metis_compaction_tui.sources.session_data import (
 )
 
 if TYPE_CHECKING:
+    from engine import AsyncCompactionCache
     from engine.store import SessionStore
     from engine.store.tail import CommitWaiter
 
@@ -292,6 +293,11 @@ class StoreSource:
                 return compaction_info(store.undo_latest_compaction(session_id))
             except UndoRefused as refused:
                 raise ActionRefused(getattr(refused, "reason", str(refused))) from None
+
+    def open_cache(self) -> AsyncCompactionCache | None:
+        from engine import AsyncCompactionCache
+
+        return AsyncCompactionCache(self.cache_path)
 
     def cache_backers(self) -> dict[str, list[tuple[str, str]]]:
         with self._short_store() as store:

@@ -23,6 +23,7 @@ from pathlib import Path
 import msgspec
 
 from engine import (
+    AsyncCompactionCache,
     CompactionConfig,
     Message,
     SessionManager,
@@ -249,7 +250,6 @@ class TranscriptSource:
         self.memory = MemorySource(
             self.label, workspace=scratch, summarizer=summarizer, clock=clock
         )
-        self.cache_path = self.memory.cache_path
         self.lock = threading.RLock()
         self.recordings: dict[str, Recording] = {}
         for path in paths:
@@ -446,6 +446,9 @@ class TranscriptSource:
 
     def undo_latest(self, session_id: str) -> CompactionInfo:
         return self.memory.undo_latest(session_id)
+
+    def open_cache(self) -> AsyncCompactionCache | None:
+        return self.memory.open_cache()
 
     def cache_backers(self) -> dict[str, list[tuple[str, str]]]:
         return self.memory.cache_backers()
