@@ -273,8 +273,9 @@ class MetisInspector(App[int]):
 
     @property
     def _noun(self) -> str:
-        """What the source is, in the user's words: a store, or a (transcript) file."""
-        return getattr(self.source, "noun", "store")
+        """What the source is, in the user's words: a store, or a transcript file (where a
+        what-if is made): worded here from the source's data, not by the source."""
+        return "file" if self.source.compaction_lands == "what_if" else "store"
 
     def _note_once(self, data: SessionData | None) -> None:
         """A transcript's import warnings (lines skipped, why it is empty) as one notice each,
@@ -337,7 +338,7 @@ class MetisInspector(App[int]):
         if self.data is None:
             self.notify("no session loaded yet", severity="warning")
             return None
-        if self.data.read_only or not self.source.writable:
+        if self.data.read_only or "compact" not in self.source.actions:
             self.notify(f"{self.source.label} is read-only", severity="warning")
             return None
         return self.data
@@ -403,7 +404,7 @@ class MetisInspector(App[int]):
         if data is None:
             self.notify("no session loaded yet", severity="warning")
             return
-        if not self.source.tunable:
+        if "tune" not in self.source.actions:
             self.notify(
                 "a metis store's knobs belong to metis dev; `inspect` a transcript for a what-if",
                 severity="warning",

@@ -43,6 +43,12 @@ State = Literal[
     "previewing", "ready", "nothing", "summarizing", "review", "committing", "done", "failed"
 ]
 PROBLEMS = (SourceUnavailable, ActionRefused)
+# Where a committed compaction goes from here, by SessionSource.compaction_lands.
+AFTER_COMPACTION = {
+    "store": "metis dev picks the change up at its next turn.",
+    "memory": "The session is held in memory only.",
+    "what_if": "A what-if: the transcript is unchanged; new lines still tail in.",
+}
 
 
 def problem_text(error: Exception) -> str:
@@ -388,7 +394,8 @@ class CompactNowScreen(ModalScreen[CompactionOutcome | None]):
         text.append(
             f"Messages {record.watermark_before}–{record.watermark_after - 1} "
             f"({record.span_message_count:,}, {record.span_token_count_in:,} tokens) are now "
-            f"{now}; the originals are archived (u undoes). {self.source.after_compaction}"
+            f"{now}; the originals are archived (u undoes). "
+            f"{AFTER_COMPACTION[self.source.compaction_lands]}"
         )
         self._result(text, "success")
         self._set_state("done")

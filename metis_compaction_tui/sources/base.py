@@ -13,7 +13,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Protocol
+from typing import Literal, Protocol
 
 from engine import (
     AsyncCompactionCache,
@@ -28,6 +28,12 @@ from metis_compaction_tui.sources.session_data import (
     EventRow,
     SessionData,
 )
+
+# compact: compact now (and the cache's evictions); undo; tune: new knobs for a what-if.
+SourceAction = Literal["compact", "undo", "tune"]
+# store: metis dev's live store; memory: held here only; what_if: a copy of a transcript.
+CompactionLands = Literal["store", "memory", "what_if"]
+ALL_ACTIONS: frozenset[SourceAction] = frozenset({"compact", "undo", "tune"})
 
 
 class SourceUnavailable(Exception):
@@ -77,9 +83,10 @@ class SourceChange:
 
 class SessionSource(Protocol):
     label: str  # shown in the title bar: a workspace path, a transcript file
-    writable: bool  # False: no compact now, no undo, no cache actions
-    tunable: bool  # True: the knobs may be changed from the app (a what-if on a recording)
-    after_compaction: str  # one sentence: where a committed compaction goes from here
+    # What the app may ask of this source (anything else raises ActionRefused), and where a
+    # committed compaction lives: data, worded by the screens.
+    actions: frozenset[SourceAction]
+    compaction_lands: CompactionLands
     progress: Callable[[str], None] | None  # the app's: one line while a long read runs
 
     def open(self) -> None:
@@ -123,4 +130,4 @@ class SessionSource(Protocol):
         ...
 
     def set_config(self, session_id: str, config: CompactionConfig) -> None:
-        """Re-plan a session under other knobs (tunable sources only; else ActionRefused)."""
+        """Re-plan a session under other knobs (sources whose actions hold "tune"; else ActionRefused)."""

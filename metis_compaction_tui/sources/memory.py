@@ -32,7 +32,13 @@ from engine.errors import SpanChanged, UndoRefused
 from engine.layout import cache_path
 from engine.policy.span import check_span_unchanged
 from engine.policy.undo import latest_in_effect, undo_compaction
-from metis_compaction_tui.sources.base import ActionRefused, SessionRow, SourceChange
+from metis_compaction_tui.sources.base import (
+    ALL_ACTIONS,
+    ActionRefused,
+    CompactionLands,
+    SessionRow,
+    SourceChange,
+)
 from metis_compaction_tui.sources.session_data import (
     CompactionInfo,
     EventRow,
@@ -168,18 +174,17 @@ class MemoryPersistence:
 
 
 class MemorySource:
-    """A SessionSource over MemoryPersistence. `writable=False` for transcripts."""
+    """A SessionSource over MemoryPersistence (a test's sessions, a transcript's copy)."""
 
     cache_path: Path | None = None
-    tunable = True
-    after_compaction = "The session is held in memory only."
+    actions = ALL_ACTIONS
+    compaction_lands: CompactionLands = "memory"
     progress = None
 
     def __init__(
         self,
         label: str = "in memory",
         *,
-        writable: bool = True,
         workspace: Path | None = None,
         clock: Callable[[], int] | None = None,
         summarizer: Callable[[], Summarizer] | None = None,
@@ -187,7 +192,6 @@ class MemorySource:
         self.summarizer = summarizer  # a factory; None: the one the session's model names
         self.label = label
         self.clock = clock  # the managers' clock (compaction records): fixed for snapshots
-        self.writable = writable
         self.workspace = workspace
         if workspace is not None:
             self.cache_path = cache_path(workspace)
@@ -300,7 +304,7 @@ class MemorySource:
                 timeline=build_timeline(message_log((m, t) for _, m, t in session.log), infos),
                 last_seq=session.log[-1][0] if session.log else 0,
                 source_label=self.label,
-                read_only=not self.writable,
+                read_only=False,
             )
 
     def poll(self) -> list[SourceChange]:
@@ -321,8 +325,6 @@ class MemorySource:
 
     @contextmanager
     def managing(self, session_id: str) -> Iterator[SessionManager]:
-        if not self.writable:
-            raise ActionRefused(f"{self.label} is read-only")
         with self.store.lock:
             session = self.store.sessions[session_id]
             manager = SessionManager(
@@ -346,8 +348,6 @@ class MemorySource:
                 manager.cache.close()
 
     def undo_latest(self, session_id: str) -> CompactionInfo:
-        if not self.writable:
-            raise ActionRefused(f"{self.label} is read-only")
         with self.store.lock:
             session = self.store.sessions[session_id]
             try:

@@ -23,7 +23,9 @@ from engine.summarizers import price_origin
 from engine.workspace_config import ResolvedConfig, resolve_config
 from metis_compaction_tui.sources.base import (
     ActionRefused,
+    CompactionLands,
     SessionRow,
+    SourceAction,
     SourceChange,
     SourceUnavailable,
 )
@@ -55,9 +57,9 @@ def compaction_info(stored: Any) -> CompactionInfo:
 
 
 class StoreSource:
-    writable = True
-    tunable = False  # the knobs are metis dev's: the app shows them, metis dev sets them
-    after_compaction = "metis dev picks the change up at its next turn."
+    # No "tune": the knobs are metis dev's; the app shows them, metis dev sets them.
+    actions: frozenset[SourceAction] = frozenset({"compact", "undo"})
+    compaction_lands: CompactionLands = "store"
     progress = None  # a store opens in well under a second at 100,000 messages
 
     def __init__(self, workspace: Path, *, poll_interval_s: float = 0.25) -> None:

@@ -42,7 +42,13 @@ from metis_compaction_tui.importers import (
     find_transcripts,
     probe_head,
 )
-from metis_compaction_tui.sources.base import SessionRow, SourceChange, SourceUnavailable
+from metis_compaction_tui.sources.base import (
+    ALL_ACTIONS,
+    CompactionLands,
+    SessionRow,
+    SourceChange,
+    SourceUnavailable,
+)
 from metis_compaction_tui.sources.memory import MemorySource
 from metis_compaction_tui.sources.session_data import (
     AGENT_COMPACTION,
@@ -226,10 +232,8 @@ class Recording:
 class TranscriptSource:
     """A SessionSource over transcript files; what-ifs go to `scratch` (a workspace folder)."""
 
-    writable = True  # compact now and undo act on the in-memory copy, never the file
-    noun = "file"  # what the app calls it: a transcript is a file, not a store
-    tunable = True
-    after_compaction = "A what-if: the transcript is unchanged; new lines still tail in."
+    actions = ALL_ACTIONS  # compact now and undo act on the in-memory copy, never the file
+    compaction_lands: CompactionLands = "what_if"
     progress: Callable[[str], None] | None = None  # set by the app
 
     def __init__(
