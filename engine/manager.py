@@ -46,7 +46,6 @@ from engine.policy.plan import plan_turn
 from engine.policy.span import (
     SpanPlan,
     check_span_unchanged,
-    plan_span,
     plan_truncation,
 )
 from engine.policy.splice import (
@@ -56,7 +55,13 @@ from engine.policy.splice import (
     summary_message,
     truncation_notice,
 )
-from engine.policy.strategies import StrategyPlan, fold_start, masked_span, plan_strategy
+from engine.policy.strategies import (
+    StrategyPlan,
+    fold_start,
+    masked_span,
+    plan_strategy,
+    why_nothing_to_do,
+)
 from engine.policy.trigger import TriggerAction
 from engine.summarizers import (
     Summarizer,
@@ -365,11 +370,13 @@ class SessionManager:
         self.sync()
         planned = self._strategy_plan()
         if planned is None:
+            config = self.config
             raise NothingToCompact(
-                "no complete tool cycle before the preserved tail"
-                if plan_span(self.history, self.config.compaction_preserve_recent_turns) is None
-                else f"the {self.config.compaction_strategy} strategy finds no tool result long "
-                "enough to mask"
+                why_nothing_to_do(
+                    self.history,
+                    config.compaction_strategy,
+                    config.compaction_preserve_recent_turns,
+                )
             )
         if planned.action == "mask":
             return self._mask(planned.span, trigger)

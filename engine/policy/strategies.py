@@ -171,6 +171,13 @@ def plan_strategy(
     return _summary_plan(strategy, span, summary_budget_tokens)
 
 
+def why_nothing_to_do(history: History, strategy: str, preserve_recent_turns: int) -> str:
+    """Why plan_strategy returned None, in words (NothingToCompact's reason)."""
+    if plan_span(history, preserve_recent_turns) is None:
+        return "no complete tool cycle before the preserved tail"
+    return f"the {strategy} strategy finds no tool result long enough to mask"
+
+
 def _summary_plan(strategy: str, span: SpanPlan | None, budget: int) -> StrategyPlan | None:
     if span is None:
         return None
@@ -191,4 +198,5 @@ __all__ = [
     "plan_strategy",
     "reads_tool_output",
     "tool_names",
+    "why_nothing_to_do",
 ]
