@@ -49,10 +49,10 @@ from engine.policy.span import (
     plan_truncation,
 )
 from engine.policy.splice import (
-    bridge,
     splice,
     splice_masked,
     summary_message,
+    truncation_cost,
     truncation_notice,
 )
 from engine.policy.strategies import (
@@ -691,21 +691,12 @@ class SessionManager:
     ) -> CompactionOutcome:
         """§3.4: drop the oldest non-preserved messages on a tool-cycle boundary until pending
         tokens are under the hard cap, and say how many went. Emits the turn's failed event."""
-        preserve = self.config.compaction_preserve_recent_turns
         history = self.history
-
-        def replacement_tokens(start: int, end: int) -> int:
-            # The notice and its fillers are pending tokens too: count them, or the cut can land
-            # the session back on the hard cap.
-            notice = truncation_notice(end - start)
-            bridged = bridge(history.role_before(start), notice, history.role_at(end))
-            return sum(history.counter(message) for message in bridged)
-
         cut = plan_truncation(
             history,
-            preserve,
+            self.config.compaction_preserve_recent_turns,
             self.config.compaction_hard_cap_tokens,
-            replacement_tokens=replacement_tokens,
+            replacement_tokens=lambda start, end: truncation_cost(history, start, end),
         )
         error_class = error.error_class.value if error else None
         error_message = redact(str(error)) if error else (redact(detail) if detail else None)

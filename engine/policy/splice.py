@@ -82,6 +82,14 @@ def truncation_notice(count: int) -> Message:
     )
 
 
+def truncation_cost(history: History, start: int, end: int) -> int:
+    """§3.4: the tokens that stand in a cut's place (the notice and the fillers alternation
+    needs). They are pending tokens too: left out, a cut could land the session back on the cap."""
+    notice = truncation_notice(end - start)
+    bridged = bridge(history.role_before(start), notice, history.role_at(end))
+    return sum(history.counter(message) for message in bridged)
+
+
 def _filler() -> Message:
     return text_message(
         next_monotonic_id("f"), Role.ASSISTANT, ASSISTANT_FILLER_TEXT, synthetic=True
