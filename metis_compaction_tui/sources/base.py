@@ -130,4 +130,5 @@ class SessionSource(Protocol):
         ...
 
     def set_config(self, session_id: str, config: CompactionConfig) -> None:
-        """Re-plan a session under other knobs (sources whose actions hold "tune"; else ActionRefused)."""
+        """Re-plan a session under other knobs (a source whose actions hold "tune"; else
+        ActionRefused)."""
