@@ -120,13 +120,16 @@ def shell_message(
 ) -> Message:
     """A stand-in with what planning reads of a message (its role, synthetic flag and tool_use
     ids) and no text: built from the store's columns without decoding the body."""
-    content: tuple[ContentBlock, ...] = tuple(
-        ToolUseContentBlock(tool_id, "") for tool_id in tool_use_ids
-    ) or (_EMPTY_TEXT,)
-    return Message(message_id, Role(role), content, _SYNTHETIC if synthetic else _PLAIN)
+    content: tuple[ContentBlock, ...] = (
+        tuple(ToolUseContentBlock(tool_id, "") for tool_id in tool_use_ids)
+        if tool_use_ids
+        else _NO_TEXT
+    )
+    return Message(message_id, _ROLES[role], content, _SYNTHETIC if synthetic else _PLAIN)
 
 
-_EMPTY_TEXT = TextContentBlock("")
+_ROLES = {role.value: role for role in Role}  # a KeyError for any other text, as Role() would
+_NO_TEXT = (TextContentBlock(""),)
 _SYNTHETIC = MessageMetadata(synthetic=True)
 _PLAIN = MessageMetadata()
 

@@ -137,7 +137,7 @@ def read_plan_history(conn: sqlite3.Connection, info: SessionInfo) -> History:
         tokens.append(checked_int(sid, seq, "tokens", count))
         try:
             shells.append(shell_message(str(message_id), role, _column_ids(uses), bool(synthetic)))
-        except (ValueError, msgspec.MsgspecError, TypeError) as error:
+        except (KeyError, ValueError, msgspec.MsgspecError, TypeError) as error:
             raise StoreError(
                 f"session {sid!r}: message seq {seq}: unreadable columns ({error})"
             ) from None
