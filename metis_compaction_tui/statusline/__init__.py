@@ -174,7 +174,8 @@ def claude_fields(raw: bytes, opts: Options) -> dict[str, object] | None:
     if f["cache_pct"] is None and got.context_tokens:
         f["cache_pct"] = _pct(got.cache_read_tokens or 0, got.context_tokens)
     if got.context_tokens is None:
-        f["stale"] = True if saved is None else f["stale"]
+        # Null both at a session's start and right after /compact: the transcript tells which.
+        f["stale"] = bool(saved is not None and saved["stale_usage"])
         if f["last_after"] is not None and f["stale"]:
             f["note"] = f["note"] or "context not measured since the compaction"
     window = got.window_tokens
@@ -250,8 +251,10 @@ def main(argv: list[str], stdin: object = None, stdout: object = None) -> int:
         else:
             source = stdin if stdin is not None else sys.stdin.buffer
             try:
-                raw = source.read((1 << 20) + 1)  # type: ignore[attr-defined]
-            except (OSError, ValueError):
+                # A terminal is not Claude Code: say so instead of waiting for input.
+                interactive = stdin is None and sys.stdin.isatty()
+                raw = b"" if interactive else source.read((1 << 20) + 1)  # type: ignore[attr-defined]
+            except (OSError, ValueError, AttributeError):
                 raw = b""
             fields = claude_fields(raw or b"", opts)
         if fields is None:

@@ -197,6 +197,14 @@ def test_stale_after_compact(tmp_path: Path) -> None:
     assert f["stale"] is False and f["last_after"] is not None and f["ctx"] == 90010
 
 
+def test_null_usage_at_a_sessions_start_is_not_called_a_compaction(tmp_path: Path) -> None:
+    log = tmp_path / "s.jsonl"
+    write(log, ClaudeCodeWriter(9), 2, "w")
+    f = fields(stdin_json(log, usage=None))
+    assert f["ctx"] is None and f["stale"] is False
+    assert run(stdin_json(log, usage=None), "--no-color").startswith("ctx ? (not measured yet)")
+
+
 def test_truncated_file_starts_over(tmp_path: Path) -> None:
     log = tmp_path / "s.jsonl"
     write(log, ClaudeCodeWriter(1, compact_every=3), 10, "w")
