@@ -366,3 +366,16 @@ def test_no_second_refresher_while_one_holds_the_lock(tmp_path: Path, state_dir:
         write(log, ClaudeCodeWriter(4), 1)
         assert run(stdin_json(log, usage=USAGE), "--no-color")  # prints, spawns nothing
     assert not refresh_running(str(state_dir), str(log))
+
+
+def test_line_start_across_blocks(tmp_path: Path) -> None:
+    from metis_compaction_tui.statusline.refresh import _line_start
+
+    path = tmp_path / "lines.txt"
+    lines = [("x" * (i % 997)).encode() + b"\n" for i in range(6000)]  # about 3 MB
+    path.write_bytes(b"".join(lines))
+    starts = [0]
+    for raw in lines:
+        starts.append(starts[-1] + len(raw))
+    for first, line in ((0, 1), (0, 2), (0, 2500), (0, 6000), (1200, 1201), (1200, 5999)):
+        assert _line_start(str(path), starts[first], first, line) == starts[line - 1]
