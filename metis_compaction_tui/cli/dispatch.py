@@ -149,6 +149,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="stop after this many seconds",
     )  # fmt: skip
     _simulation_flags(p, pace=DEMO_PACE)
+    # Listed for --help only: `main` in cli/__init__.py runs it before this parser is built.
+    sub.add_parser(
+        "statusline",
+        add_help=False,
+        help="one line for Claude Code's statusLine (JSON on stdin) or a metis workspace",
+    )
     return parser
 
 
