@@ -379,3 +379,31 @@ def test_line_start_across_blocks(tmp_path: Path) -> None:
         starts.append(starts[-1] + len(raw))
     for first, line in ((0, 1), (0, 2), (0, 2500), (0, 6000), (1200, 1201), (1200, 5999)):
         assert _line_start(str(path), starts[first], first, line) == starts[line - 1]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_appends_cut_anywhere_give_what_one_read_gives(
+    tmp_path: Path, state_dir: Path, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    """The agent's bytes arrive cut at arbitrary places (mid-record too); after every call the
+    figures equal those of one read of the same bytes."""
+    import random
+
+    writer = ClaudeCodeWriter(seed, compact_every=4 + seed)
+    stream = "".join(line for _ in range(30) for line in writer.turn()).encode()
+    rng = random.Random(seed)
+    cuts = [*sorted(rng.sample(range(1, len(stream)), 25)), len(stream)]
+    log = tmp_path / "s.jsonl"
+    log.write_bytes(b"")
+    done = 0
+    for number, cut in enumerate(cuts):
+        with log.open("ab") as out:
+            out.write(stream[done:cut])
+        done = cut
+        stepped = fields(stdin_json(log, usage=USAGE))
+        if number % 6 == 5 or cut == len(stream):
+            monkeypatch.setenv("METIS_STATUSLINE_STATE_DIR", str(tmp_path / f"fresh-{number}"))
+            whole = fields(stdin_json(log, usage=USAGE))
+            monkeypatch.setenv("METIS_STATUSLINE_STATE_DIR", str(state_dir))
+            assert stepped == whole, number
+    assert stepped["agent_compactions"] == 30 // (4 + seed)
