@@ -17,8 +17,9 @@ parse) from a string in which:
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
+# typing.TYPE_CHECKING without importing typing (milliseconds on the status line's path).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rich.style import Style, StyleType
     from rich.text import Text
