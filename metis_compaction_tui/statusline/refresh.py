@@ -151,7 +151,10 @@ def refresh(path: str, directory: str, model: str = "", *, wait: bool = False) -
             parse = None
         parse_file = os.path.join(directory, key + ".parse.msgpack")
         if parse is not None:
-            write_atomic(parse_file, msgspec.msgpack.encode(parse))
+            # Written in place, not renamed: only a refresher holding the lock reads it, and a
+            # torn file (a crash mid-write) fails to decode and is read again from the start.
+            with open(parse_file, "wb") as out:
+                out.write(msgspec.msgpack.encode(parse))
         elif os.path.exists(parse_file):
             os.unlink(parse_file)
         write_atomic(os.path.join(directory, key + ".line.json"), json.dumps(line).encode())
