@@ -257,18 +257,27 @@ class MetisInspector(App[int]):
                 return
 
     def on_source_progress(self, message: SourceProgress) -> None:
-        self.query_one(StatusBar).busy = message.text
+        try:
+            self.query_one(StatusBar).busy = message.text
+        except NoMatches:  # the app is closing (see on_session_loaded)
+            return
 
     def on_source_problem(self, message: SourceProblem) -> None:
-        self.query_one(StatusBar).busy = ""
         self.problem = message.problem
-        self.query_one(StoreBanner).show_problem(message.problem, self._noun)
+        try:
+            self.query_one(StatusBar).busy = ""
+            self.query_one(StoreBanner).show_problem(message.problem, self._noun)
+        except NoMatches:  # the app is closing (see on_session_loaded)
+            return
 
     def on_source_recovered(self, _: SourceRecovered) -> None:
         if self.problem is None:
             return
         self.problem = None
-        self.query_one(StoreBanner).clear_problem()
+        try:
+            self.query_one(StoreBanner).clear_problem()
+        except NoMatches:  # the app is closing (see on_session_loaded)
+            return
         self.notify(f"the {self._noun} is readable again; reloaded", timeout=3)
 
     @property
