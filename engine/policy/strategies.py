@@ -10,7 +10,8 @@ never touched; the store archives what was replaced, so each can be undone):
   same). The span's messages are put back as synthetic copies, so the floor moves past them and
   they are never masked twice.
 - `hybrid`: mask first; when masking alone would leave pending tokens above MASK_ENOUGH_FRACTION of
-  the threshold, summarize instead, folding everything since the prefix (as `recompact`).
+  the threshold, or would not pay back its re-cache within MASK_PAYBACK_TURNS (`mask_payback_turns`),
+  summarize instead, folding everything since the prefix (as `recompact`).
 - `recompact` (§12.4): the span starts at the stable prefix, so the previous summary (and any masked
   copies) is folded into the next one and summaries never pile up.
 """
@@ -18,6 +19,7 @@ never touched; the store archives what was replaced, so each can be undone):
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
@@ -36,6 +38,14 @@ MASK_MIN_TOKENS = 80
 # hybrid: masking is "enough" when it leaves pending tokens at most this share of the threshold;
 # otherwise the next turns would cross it again at once and pay another cache rewrite each time.
 MASK_ENOUGH_FRACTION = 0.5
+# hybrid: a mask makes no call, but §7's re-cache is not free: the whole transcript after it is
+# written once at the cache-write rate (1.25x input) where it was read at 0.1x, and each later turn
+# saves only the masked tokens at 0.1x. A mask that removes a third of a transcript pays that back
+# in ~20 turns (measured: chatty masks saving 1-5k of 30k never did); past this many turns,
+# summarizing (which removes nearly all of it) is the cheaper compaction.
+MASK_PAYBACK_TURNS = 3.0
+CACHE_WRITE_RATE = 1.25  # Anthropic's cache write and read prices, as multiples of input
+CACHE_READ_RATE = 0.1
 MASKED_PREFIX = "[tool result masked: "
 _FIRST_LINE_CHARS = 80
 
@@ -128,6 +138,17 @@ def mask_savings(history: History, start: int, end: int) -> int:
     return max(0, saved)
 
 
+def mask_payback_turns(transcript_tokens: int, saved_tokens: int) -> float:
+    """Turns until masking `saved_tokens` of a `transcript_tokens` history pays back its one-time
+    re-cache (§7): the extra of writing what is left over reading it all once, over the saving
+    per turn (the masked tokens no longer read). inf when it saves nothing."""
+    if saved_tokens <= 0:
+        return math.inf
+    after = max(0, transcript_tokens - saved_tokens)
+    extra = CACHE_WRITE_RATE * after - CACHE_READ_RATE * transcript_tokens
+    return max(0.0, extra / (CACHE_READ_RATE * saved_tokens))
+
+
 def fold_start(history: History) -> int:
     """§12.4: where a re-compaction's span starts: right after the stable prefix, so the previous
     summary, its fillers and any masked copies are summarized again with the new span."""
@@ -165,7 +186,8 @@ def plan_strategy(
         raise ValueError(f"unknown compaction strategy {strategy!r}")
     if mask_span is not None and saved:
         pending_after = mask_span.pending_history_tokens - saved
-        if pending_after <= threshold_tokens * MASK_ENOUGH_FRACTION:
+        pays = mask_payback_turns(history.total_tokens, saved) <= MASK_PAYBACK_TURNS
+        if pays and pending_after <= threshold_tokens * MASK_ENOUGH_FRACTION:
             return StrategyPlan(strategy, "mask", mask_span, saved)
     span = plan_span(history, preserve_recent_turns, start=fold_start(history))
     return _summary_plan(strategy, span, summary_budget_tokens)
@@ -188,10 +210,12 @@ __all__ = [
     "MASKED_PREFIX",
     "MASK_ENOUGH_FRACTION",
     "MASK_MIN_TOKENS",
+    "MASK_PAYBACK_TURNS",
     "StrategyPlan",
     "fold_start",
     "is_masked",
     "mask_message",
+    "mask_payback_turns",
     "mask_savings",
     "masked_span",
     "placeholder",

@@ -218,3 +218,36 @@ def test_plan_strategy_summarize_is_v1_and_recompact_starts_at_the_prefix() -> N
     assert summarize is not None and recompact is not None
     assert summarize.span == recompact.span  # no summary yet: the same span
     assert summarize.action == recompact.action == "summarize"
+
+
+def test_mask_payback_counts_the_one_time_rewrite_against_the_per_turn_saving() -> None:
+    from engine.policy.strategies import mask_payback_turns
+
+    # 32,437 tokens, 20,591 masked: 11,846 rewritten at 1.25x instead of 32,437 read at 0.1x,
+    # paid back by 20,591 x 0.1 a turn (the mixed workload's first mask: 5.6 turns).
+    assert mask_payback_turns(32_437, 20_591) == pytest.approx(5.62, abs=0.01)
+    assert mask_payback_turns(36_273, 29_915) < 3  # long outputs: most of it goes
+    assert mask_payback_turns(30_000, 0) == float("inf")
+
+
+def test_hybrid_summarizes_when_a_mask_would_not_pay_back_its_rewrite() -> None:
+    from engine.history import History
+    from engine.policy.strategies import MASK_PAYBACK_TURNS, mask_payback_turns, plan_strategy
+
+    # Masking empties the span, but the preserved tail is long chat: the rewrite of that tail
+    # at the cache-write rate costs more than the masked tokens save in MASK_PAYBACK_TURNS.
+    messages = long_tool_session(6)
+    for turn in range(2):
+        messages.append(user(f"tail{turn}u", "a long remark about the design " * 600))
+        messages.append(assistant(f"tail{turn}a", "a long answer about the design " * 600))
+    history = History(messages)
+    masked = plan_strategy(history, "mask", 4, 2_000, 200)
+    assert masked is not None
+    assert mask_payback_turns(history.total_tokens, masked.expected_saved_tokens) > (
+        MASK_PAYBACK_TURNS
+    )
+    planned = plan_strategy(history, "hybrid", 4, 2_000, 200)
+    assert planned is not None and planned.action == "summarize"
+    # Without the long tail the same mask pays back at once, and hybrid masks.
+    short = History(long_tool_session(6))
+    assert plan_strategy(short, "hybrid", 4, 2_000, 200).action == "mask"  # type: ignore[union-attr]
