@@ -10,8 +10,8 @@ never touched; the store archives what was replaced, so each can be undone):
   same). The span's messages are put back as synthetic copies, so the floor moves past them and
   they are never masked twice.
 - `hybrid`: mask first; when masking alone would leave pending tokens above MASK_ENOUGH_FRACTION of
-  the threshold, or would not pay back its re-cache within MASK_PAYBACK_TURNS (`mask_payback_turns`),
-  summarize instead, folding everything since the prefix (as `recompact`).
+  the threshold, or would not pay back its re-cache within MASK_PAYBACK_TURNS
+  (`mask_payback_turns`), summarize instead, folding everything since the prefix (as `recompact`).
 - `recompact` (§12.4): the span starts at the stable prefix, so the previous summary (and any masked
   copies) is folded into the next one and summaries never pile up.
 """
