@@ -14,7 +14,7 @@ from engine.policy.span import (
     pending_history_tokens,
     plan_span,
 )
-from engine.policy.strategies import plan_strategy
+from engine.policy.strategies import mask_pays, plan_strategy
 from engine.policy.trigger import decide_trigger
 
 
@@ -48,9 +48,18 @@ def plan_turn(history: History, config: CompactionConfig, spent_usd: Decimal) ->
         # when the trigger fires (an event, no call), not hidden as not reducible.
         reducible = True
     action = planned.action if planned is not None else None
+    # A mask that would not pay back its §7 re-cache waits below the hard cap (hybrid already
+    # summarizes instead; see strategies.mask_pays).
+    pays = (
+        action != "mask"
+        or planned is None
+        or mask_pays(
+            config.compaction_strategy, history.total_tokens, planned.expected_saved_tokens
+        )
+    )
     # A mask makes no call, so the budget does not gate it.
     decision = decide_trigger(
-        pending, config, spent_usd, reducible=reducible, free=action == "mask"
+        pending, config, spent_usd, reducible=reducible, free=action == "mask", pays=pays
     )
     return TurnPlan(
         decision=decision,

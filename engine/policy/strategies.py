@@ -44,6 +44,10 @@ MASK_ENOUGH_FRACTION = 0.5
 # in ~20 turns (measured: chatty masks saving 1-5k of 30k never did); past this many turns,
 # summarizing (which removes nearly all of it) is the cheaper compaction.
 MASK_PAYBACK_TURNS = 3.0
+# `mask` alone has no summary to fall back on, so it waits (below the hard cap) only for masks
+# that never pay: 10 turns is a mask removing about half of the transcript (11.5 * after / saved
+# - 1 at the rates below); the measured chatty masks saving 1-5k of 30k would take 20 to 250.
+MASK_ONLY_PAYBACK_TURNS = 10.0
 CACHE_WRITE_RATE = 1.25  # Anthropic's cache write and read prices, as multiples of input
 CACHE_READ_RATE = 0.1
 MASKED_PREFIX = "[tool result masked: "
@@ -149,6 +153,12 @@ def mask_payback_turns(transcript_tokens: int, saved_tokens: int) -> float:
     return max(0.0, extra / (CACHE_READ_RATE * saved_tokens))
 
 
+def mask_pays(strategy: str, transcript_tokens: int, saved_tokens: int) -> bool:
+    """Whether a mask of `saved_tokens` is worth its re-cache for `strategy` (see above)."""
+    horizon = MASK_PAYBACK_TURNS if strategy == "hybrid" else MASK_ONLY_PAYBACK_TURNS
+    return mask_payback_turns(transcript_tokens, saved_tokens) <= horizon
+
+
 def fold_start(history: History) -> int:
     """§12.4: where a re-compaction's span starts: right after the stable prefix, so the previous
     summary, its fillers and any masked copies are summarized again with the new span."""
@@ -186,8 +196,10 @@ def plan_strategy(
         raise ValueError(f"unknown compaction strategy {strategy!r}")
     if mask_span is not None and saved:
         pending_after = mask_span.pending_history_tokens - saved
-        pays = mask_payback_turns(history.total_tokens, saved) <= MASK_PAYBACK_TURNS
-        if pays and pending_after <= threshold_tokens * MASK_ENOUGH_FRACTION:
+        if (
+            mask_pays(strategy, history.total_tokens, saved)
+            and pending_after <= threshold_tokens * MASK_ENOUGH_FRACTION
+        ):
             return StrategyPlan(strategy, "mask", mask_span, saved)
     span = plan_span(history, preserve_recent_turns, start=fold_start(history))
     return _summary_plan(strategy, span, summary_budget_tokens)
@@ -210,12 +222,14 @@ __all__ = [
     "MASKED_PREFIX",
     "MASK_ENOUGH_FRACTION",
     "MASK_MIN_TOKENS",
+    "MASK_ONLY_PAYBACK_TURNS",
     "MASK_PAYBACK_TURNS",
     "StrategyPlan",
     "fold_start",
     "is_masked",
     "mask_message",
     "mask_payback_turns",
+    "mask_pays",
     "mask_savings",
     "masked_span",
     "placeholder",

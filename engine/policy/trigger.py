@@ -23,6 +23,7 @@ class TriggerReason(enum.StrEnum):
     HARD_CAP_CROSSED = "hard_cap_crossed"
     BUDGET_EXHAUSTED_FORCED = "budget_exhausted_forced"  # §3.1 step 2: runs anyway, then degrades
     NOT_REDUCIBLE = "not_reducible"  # the last compaction could not get under the threshold
+    MASK_WOULD_NOT_PAY = "mask_would_not_pay"  # its re-cache would cost more than it saves
 
 
 class TriggerDecision(msgspec.Struct, frozen=True):
@@ -60,6 +61,11 @@ class TriggerDecision(msgspec.Struct, frozen=True):
                     f"skip: {pending} is over the threshold, but what compaction cannot remove "
                     "(earlier summaries, a kept tool cycle) is over it alone"
                 )
+            case TriggerReason.MASK_WOULD_NOT_PAY:
+                return (
+                    f"skip: {pending} is over the threshold, but masking would save too little "
+                    "to pay back rewriting the prompt cache"
+                )
         raise AssertionError(self.reason)  # pragma: no cover
 
 
@@ -70,11 +76,13 @@ def decide_trigger(
     *,
     reducible: bool = True,
     free: bool = False,
+    pays: bool = True,
 ) -> TriggerDecision:
     """§3.1 steps 2-4. `reducible` is False when compacting the span could not bring pending tokens
     under the threshold (or there is no span): a soft compaction would then fire again every turn,
     the loop users of other agents report. The hard cap still forces (§3.1 step 2). `free`: the
-    compaction makes no call (a mask), so the budget does not gate it."""
+    compaction makes no call (a mask), so the budget does not gate it. `pays` False: a mask that
+    would not pay back its re-cache (strategies.mask_pays) waits below the hard cap."""
     budget = config.compaction_max_cost_per_session_usd
     exhausted = spent_usd >= budget and not free
 
@@ -98,5 +106,7 @@ def decide_trigger(
             return decision(TriggerAction.SKIP, TriggerReason.BUDGET_EXHAUSTED_SKIP)
         if not reducible:
             return decision(TriggerAction.SKIP, TriggerReason.NOT_REDUCIBLE)
+        if not pays:
+            return decision(TriggerAction.SKIP, TriggerReason.MASK_WOULD_NOT_PAY)
         return decision(TriggerAction.SOFT, TriggerReason.THRESHOLD_CROSSED)
     return decision(TriggerAction.SKIP, TriggerReason.BELOW_THRESHOLD)

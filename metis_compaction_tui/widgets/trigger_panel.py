@@ -144,6 +144,7 @@ class TriggerPanel(Widget):
             TriggerReason.HARD_CAP_CROSSED: f"{pending:,} pending ≥ hard cap {cap:,}",
             TriggerReason.BUDGET_EXHAUSTED_FORCED: "hard cap reached, budget spent: runs anyway",
             TriggerReason.NOT_REDUCIBLE: "over threshold, but compaction can't get under it",
+            TriggerReason.MASK_WOULD_NOT_PAY: "over threshold, but a mask would not pay back",
         }[decision.reason]
         return [sentence, short]
 

@@ -182,6 +182,15 @@ def test_every_reason_has_an_explanation() -> None:
         decide(81_000),
         decide(81_000, Decimal(1)),
         decide(31_000, reducible=False),
+        decide(31_000, free=True, pays=False),
     ]
     assert {d.reason for d in decisions} == set(TriggerReason)
     assert len({d.explain() for d in decisions}) == len(decisions)
+
+
+def test_a_mask_that_would_not_pay_waits_below_the_hard_cap_and_is_forced_at_it() -> None:
+    waits = decide(31_000, free=True, pays=False)
+    assert (waits.action, waits.reason) == (TriggerAction.SKIP, TriggerReason.MASK_WOULD_NOT_PAY)
+    assert "pay back" in waits.explain()
+    forced = decide(81_000, free=True, pays=False)
+    assert (forced.action, forced.reason) == (TriggerAction.FORCED, TriggerReason.HARD_CAP_CROSSED)
