@@ -15,6 +15,7 @@ CACHE_FILE = "compaction-cache.sqlite"  # the §5 summary cache
 CONFIG_FILE = "config.yaml"  # the workspace's settings (issue 18)
 SIMULATOR_LOG = "simulator.log"  # the demo's simulated metis dev writes here
 SPEND_JOURNAL_DIR = "unrecorded-spend"  # paid spend a locked store could not take yet (issue 17)
+APP_ERROR_LOG = "app-errors.log"  # tracebacks of the app's unexpected errors, never the screen
 
 # The files a writer's commit changes (watched by the tail); never -shm, which readers touch too.
 STORE_COMMIT_FILES = frozenset({STORE_FILE, f"{STORE_FILE}-wal"})
@@ -42,6 +43,10 @@ def spend_journal_dir(workspace: Path | str) -> Path:
 
 def simulator_log_path(workspace: Path | str) -> Path:
     return metis_dir(workspace) / SIMULATOR_LOG
+
+
+def app_error_log_path(workspace: Path | str) -> Path:
+    return metis_dir(workspace) / APP_ERROR_LOG
 
 
 def is_workspace(path: Path | str) -> bool:

@@ -27,6 +27,7 @@ from textual.worker import get_current_worker
 
 from engine import CompactionConfig, CompactionOutcome
 from metis_compaction_tui.actions import Scope, bindings_for, palette_entries
+from metis_compaction_tui.error_text import error_line, source_workspace
 from metis_compaction_tui.safe_text import safe_text
 from metis_compaction_tui.screens.cache_browser import CacheBrowserScreen
 from metis_compaction_tui.screens.compact_now import CompactNowScreen
@@ -180,14 +181,15 @@ class MetisInspector(App[int]):
             except SourceUnavailable as error:
                 connected, troubled = False, True
                 source.close()
-                self.post_message(SourceProblem(error.problem))
+                self.post_message(SourceProblem(error_line(error, "reading")))
                 self._wake.wait(backoff)
                 backoff = min(backoff * 2, 2.0)
                 continue
             except Exception as error:  # a bug or a surprise: shown, and the feed carries on
                 connected, troubled = False, True
                 source.close()
-                self.post_message(SourceProblem(f"{type(error).__name__}: {error}"))
+                problem = error_line(error, "reading", workspace=source_workspace(source))
+                self.post_message(SourceProblem(problem))
                 self._wake.wait(2.0)
                 continue
             # A file event ends the wait early in both cases: a due relist only shortens it.
@@ -388,15 +390,9 @@ class MetisInspector(App[int]):
     def _undo(self, session_id: str) -> None:
         try:
             undone = self.source.undo_latest(session_id)
-        except ActionRefused as refused:
-            self.call_from_thread(
-                self.notify, f"undo refused: {refused.reason}", severity="error", timeout=8
-            )
-            return
-        except SourceUnavailable as error:
-            self.call_from_thread(
-                self.notify, f"undo failed: {error.problem}", severity="error", timeout=8
-            )
+        except Exception as error:  # a refusal, the store, or a bug: one plain line either way
+            verb = "refused" if isinstance(error, ActionRefused) else "failed"
+            self._notify_error(f"undo {verb}", error, "undoing")
             return
         record = undone.record
         self.call_from_thread(
@@ -404,6 +400,13 @@ class MetisInspector(App[int]):
             f"undone: messages {record.watermark_before}–{record.watermark_after - 1} are back",
         )
         self._poke_feed(reload=True)
+
+    def _notify_error(self, what: str, error: BaseException, doing: str) -> None:
+        """From a worker thread: `error` as one plain toast line (never markup, no key)."""
+        line = error_line(error, doing, workspace=source_workspace(self.source))
+        self.call_from_thread(
+            self.notify, f"{what}: {line}", severity="error", timeout=8, markup=False
+        )
 
     def action_cache_browser(self) -> None:
         self.push_screen(CacheBrowserScreen(self.source))
@@ -429,9 +432,8 @@ class MetisInspector(App[int]):
     def _retune(self, session_id: str, config: CompactionConfig) -> None:
         try:
             self.source.set_config(session_id, config)
-        except (ActionRefused, SourceUnavailable) as error:
-            reason = getattr(error, "reason", None) or getattr(error, "problem", str(error))
-            self.call_from_thread(self.notify, f"knobs not changed: {reason}", severity="error")
+        except Exception as error:  # a refusal, the store, or a bug: one plain line either way
+            self._notify_error("knobs not changed", error, "re-planning")
             return
         self.call_from_thread(
             self.notify,

@@ -20,12 +20,13 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, Static
 
-from engine import CacheRow, CacheUnavailable
+from engine import CacheRow
 from metis_compaction_tui.actions import bindings_for
+from metis_compaction_tui.error_text import error_line, source_workspace
 from metis_compaction_tui.safe_text import safe_text
 from metis_compaction_tui.screens.confirm import ConfirmScreen
 from metis_compaction_tui.screens.trim import TrimScreen
-from metis_compaction_tui.sources.base import SessionSource, SourceUnavailable
+from metis_compaction_tui.sources.base import SessionSource
 
 # (column key, header, §5.2 column it sorts by or None for a local sort, width)
 COLUMNS: tuple[tuple[str, str, str | None, int], ...] = (
@@ -111,8 +112,8 @@ class CacheBrowserScreen(Screen[None]):
                 filter_text=self.filter_text or None,
             )
             total = await self.cache.count()
-        except CacheUnavailable as error:
-            self._show_problem(error.problem)
+        except Exception as error:  # CacheUnavailable, or a bug: one plain line either way
+            self._show_problem(self._problem(error, "reading the cache"))
             return
         self.problem = None
         self.rows = rows
@@ -122,8 +123,9 @@ class CacheBrowserScreen(Screen[None]):
     def _load_backers(self) -> None:
         try:
             backers = self.source.cache_backers()
-        except SourceUnavailable as error:
-            self.app.call_from_thread(self.notify, error.problem, severity="warning")
+        except Exception as error:  # SourceUnavailable, or a bug: one plain line either way
+            problem = self._problem(error, "reading the cache's sessions")
+            self.app.call_from_thread(self.notify, problem, severity="warning", markup=False)
             return
         self.app.call_from_thread(self._set_backers, backers)
 
@@ -173,6 +175,9 @@ class CacheBrowserScreen(Screen[None]):
         if self.cache is not None:
             text.append(f" · {self.cache.path}", style="dim")
         self.query_one("#cache-status", Static).update(text)
+
+    def _problem(self, error: BaseException, doing: str) -> str:
+        return error_line(error, doing, workspace=source_workspace(self.source))
 
     def _show_problem(self, problem: str) -> None:
         self.problem = problem
@@ -281,8 +286,8 @@ class CacheBrowserScreen(Screen[None]):
         assert self.cache is not None
         try:
             evicted = await self.cache.evict(key)
-        except CacheUnavailable as error:
-            self._show_problem(error.problem)
+        except Exception as error:  # CacheUnavailable, or a bug: one plain line either way
+            self._show_problem(self._problem(error, "reading the cache"))
             return
         self.notify("row evicted" if evicted else "that row was already gone")
         await self._load_rows().wait()
@@ -310,8 +315,8 @@ class CacheBrowserScreen(Screen[None]):
         assert self.cache is not None
         try:
             evicted = await self.cache.trim(keep)
-        except CacheUnavailable as error:
-            self._show_problem(error.problem)
+        except Exception as error:  # CacheUnavailable, or a bug: one plain line either way
+            self._show_problem(self._problem(error, "reading the cache"))
             return
         self.notify(f"trimmed: {evicted:,} rows evicted")
         await self._load_rows().wait()
@@ -334,8 +339,8 @@ class CacheBrowserScreen(Screen[None]):
         assert self.cache is not None
         try:
             evicted = await self.cache.clear()
-        except CacheUnavailable as error:
-            self._show_problem(error.problem)
+        except Exception as error:  # CacheUnavailable, or a bug: one plain line either way
+            self._show_problem(self._problem(error, "reading the cache"))
             return
         self.notify(f"cache cleared: {evicted:,} rows evicted")
         await self._load_rows().wait()

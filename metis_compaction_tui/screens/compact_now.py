@@ -28,35 +28,26 @@ from engine import (
     PreparedCompaction,
     SessionManager,
     SpanChanged,
-    SummarizerError,
 )
 from engine.messages import ToolResultContentBlock
 from engine.policy.strategies import is_masked
 from engine.summarizers import price_origin
 from engine.summarizers.settings import PRICE_LOCAL, PRICE_TABLE
 from metis_compaction_tui.actions import bindings_for
+from metis_compaction_tui.error_text import error_line, source_workspace
 from metis_compaction_tui.safe_text import safe_text
-from metis_compaction_tui.sources.base import ActionRefused, SessionSource, SourceUnavailable
+from metis_compaction_tui.sources.base import SessionSource
 from metis_compaction_tui.sources.session_data import money
 
 State = Literal[
     "previewing", "ready", "nothing", "summarizing", "review", "committing", "done", "failed"
 ]
-PROBLEMS = (SourceUnavailable, ActionRefused)
 # Where a committed compaction goes from here, by SessionSource.compaction_lands.
 AFTER_COMPACTION = {
     "store": "metis dev picks the change up at its next turn.",
     "memory": "The session is held in memory only.",
     "what_if": "A what-if: the transcript is unchanged; new lines still tail in.",
 }
-
-
-def problem_text(error: Exception) -> str:
-    """What a failed worker step shows: a store or refusal problem in its own words, anything
-    else with its type so a bug does not pass for an ordinary refusal."""
-    if isinstance(error, PROBLEMS):
-        return getattr(error, "problem", str(error))
-    return f"{type(error).__name__}: {error}"
 
 
 def preview_facts(preview: CompactionPreview, price_origin: str = "") -> Text:
@@ -248,7 +239,7 @@ class CompactNowScreen(ModalScreen[CompactionOutcome | None]):
                     manager.config.compaction_model, getattr(manager, "summarizer_settings", None)
                 )
         except Exception as error:  # e.g. a summarizer that cannot be made (no key, bad model)
-            self.app.call_from_thread(self._failed, problem_text(error))
+            self.app.call_from_thread(self._failed, self._problem(error, "previewing"))
             return
         self.app.call_from_thread(self._previewed, preview)
 
@@ -314,17 +305,14 @@ class CompactNowScreen(ModalScreen[CompactionOutcome | None]):
         try:
             with self.source.managing(self.session_id) as manager:
                 prepared = asyncio.run(prepare(manager))
-        except SummarizerError as error:
-            message = f"the compaction call failed ({error.error_class.value}): {error}"
-            self.app.call_from_thread(self._failed, message)
-            return
-        except ValueError as error:  # nothing to compact any more
-            self.app.call_from_thread(self._failed, str(error))
-            return
-        except Exception as error:
-            self.app.call_from_thread(self._failed, problem_text(error))
+        except Exception as error:  # a failed call, nothing to compact any more, or a bug
+            self.app.call_from_thread(self._failed, self._problem(error, "summarizing"))
             return
         self.app.call_from_thread(self._prepared, prepared)
+
+    def _problem(self, error: BaseException, doing: str) -> str:
+        """A failed step as one plain line; a bug's traceback goes to the workspace's log."""
+        return error_line(error, doing, workspace=source_workspace(self.source))
 
     def _prepared(self, prepared: PreparedCompaction) -> None:
         self._stop_ticker()
@@ -368,10 +356,10 @@ class CompactNowScreen(ModalScreen[CompactionOutcome | None]):
             with self.source.managing(self.session_id) as manager:
                 outcome = manager.commit(prepared)
         except SpanChanged as error:
-            self.app.call_from_thread(self._span_changed, str(error))
+            self.app.call_from_thread(self._span_changed, self._problem(error, "committing"))
             return
         except Exception as error:
-            self.app.call_from_thread(self._failed, problem_text(error))
+            self.app.call_from_thread(self._failed, self._problem(error, "committing"))
             return
         self.app.call_from_thread(self._committed, outcome)
 

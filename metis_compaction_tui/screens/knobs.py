@@ -20,6 +20,7 @@ from textual.widgets import Footer, Input, Label, Static
 from engine import CompactionConfig, ConfigError
 from engine.config import config_with_text
 from metis_compaction_tui.actions import bindings_for
+from metis_compaction_tui.error_text import error_line
 
 # (knob, label): integer knobs first, then the model; the rest keep their values.
 KNOBS: tuple[tuple[str, str], ...] = (
@@ -70,7 +71,7 @@ class KnobsScreen(ModalScreen[CompactionConfig | None]):
         try:
             config = config_with_text(self.config, values)
         except ConfigError as error:
-            self.query_one("#knobs-error", Static).update(Text(str(error)))
+            self.query_one("#knobs-error", Static).update(Text(error_line(error, "checking")))
             return
         self.dismiss(config)
 

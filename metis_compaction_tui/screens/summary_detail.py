@@ -20,9 +20,10 @@ from engine import Message
 from engine.policy.splice import summary_body
 from engine.savings import compaction_savings
 from metis_compaction_tui.actions import bindings_for
+from metis_compaction_tui.error_text import error_line, source_workspace
 from metis_compaction_tui.safe_text import safe_text
 from metis_compaction_tui.screens.message_detail import MessageDetailScreen
-from metis_compaction_tui.sources.base import SessionSource, SourceUnavailable
+from metis_compaction_tui.sources.base import SessionSource
 from metis_compaction_tui.sources.session_data import CompactionInfo, money
 from metis_compaction_tui.widgets.message_list import MessageList
 
@@ -122,8 +123,11 @@ class SummaryDetailScreen(Screen[None]):
             return
         try:
             originals = self.source.originals(info)
-        except SourceUnavailable as error:
-            self.app.call_from_thread(self._show_originals, [], error.problem)
+        except Exception as error:  # SourceUnavailable, or a bug: one plain line either way
+            problem = error_line(
+                error, "reading the originals", workspace=source_workspace(self.source)
+            )
+            self.app.call_from_thread(self._show_originals, [], problem)
             return
         note = "" if originals else "the source kept no originals for this compaction"
         self.app.call_from_thread(self._show_originals, originals, note)
