@@ -1,0 +1,173 @@
+"""Issue 17, finding 15: the app showed raw exception reprs. Every error that reaches the screen is
+one clean line: a typed error's own message, or for a bug a plain sentence naming the log that
+holds its traceback; never markup, never a control sequence, never an API key. Real store files,
+real Textual pilot; the failures are raised where the app meets them (the summarizer, a source
+action, the feed's poll)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine import ExtractiveSummarizer, SummaryRequest, SummaryResult
+from engine.layout import app_error_log_path
+from engine.summarizers.base import ErrorClass, SummarizerError
+from metis_compaction_tui.error_text import error_line, scrub_secrets
+from metis_compaction_tui.sources.base import ActionRefused, SourceUnavailable
+from metis_compaction_tui.sources.store import StoreSource
+from metis_compaction_tui.widgets.store_banner import StoreBanner
+from tests.app.app_helpers import SIZE, loaded, make_app, wait_until, wait_workers
+from tests.app.test_app_compact import open_compact_now
+
+KEY = "sk-ant-api03-Zx9_SECRETSECRETSECRET-abc"
+# Markup, a screen clear, an OSC 52 clipboard write, a key, and a header carrying it.
+HOSTILE = f"[bold red]boom[/] \x1b[2J\x1b]52;c;ZXZpbA==\x07 key {KEY} x-api-key: {KEY}"
+
+
+def assert_clean(shown: str) -> None:
+    assert KEY not in shown and "SECRETSECRET" not in shown, shown
+    assert "\x1b" not in shown and "\x07" not in shown, shown
+    assert "\n" not in shown.strip(), shown
+
+
+def assert_logged(workspace: Path, type_name: str) -> str:
+    log = app_error_log_path(workspace).read_text(encoding="utf-8")
+    assert "Traceback (most recent call last)" in log and type_name in log
+    assert KEY not in log and "SECRETSECRET" not in log and "\x1b" not in log
+    return log
+
+
+def test_error_line_gives_a_typed_errors_own_words_and_a_bugs_plain_sentence(
+    tmp_path: Path,
+) -> None:
+    typed = error_line(SourceUnavailable(HOSTILE), "reading", workspace=tmp_path)
+    assert typed.startswith("[bold red]boom[/] ␛[2J␛]52;c;ZXZpbA==␇ key [redacted]")
+    assert_clean(typed)
+    failed = error_line(SummarizerError(ErrorClass.AUTH, HOSTILE), "summarizing")
+    assert failed.startswith("the compaction call failed (auth): [bold red]boom")
+    assert_clean(failed)
+    try:
+        raise RuntimeError(HOSTILE)
+    except RuntimeError as error:
+        bug = error_line(error, "compacting", workspace=tmp_path)
+    log = app_error_log_path(tmp_path)
+    assert bug == f"unexpected error while compacting: RuntimeError; details in {log}"
+    assert_logged(tmp_path, "RuntimeError")
+    assert len(error_line(SourceUnavailable("x" * 10_000), "reading")) == 300
+
+
+def test_scrub_secrets_covers_keys_and_credential_headers() -> None:
+    text = scrub_secrets(
+        f"{{'x-api-key': '{KEY}', 'authorization': 'Bearer tok_123'}} Authorization: Basic abc "
+        f"api_key={KEY}"
+    )
+    assert "tok_123" not in text and "abc" not in text and KEY not in text
+    assert text.count("[redacted]") == 4
+
+
+def hostile_summarizer(monkeypatch: pytest.MonkeyPatch, error: Exception) -> None:
+    async def fail(self: ExtractiveSummarizer, request: SummaryRequest) -> SummaryResult:
+        raise error
+
+    monkeypatch.setattr(ExtractiveSummarizer, "summarize", fail)
+
+
+async def summarize_and_read_result(workspace: Path) -> str:
+    app = make_app(workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_compact_now(pilot, app)
+        await pilot.press("enter")
+        await wait_workers(app)
+        await pilot.pause()
+        assert screen.state == "failed"
+        return str(screen.query_one("#cn-result").render())
+
+
+async def test_a_summarizer_error_with_markup_escapes_and_a_key_shows_one_clean_line(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Failed before: the key was shown as it came.
+    hostile_summarizer(monkeypatch, SummarizerError(ErrorClass.AUTH, f"HTTP 401: {HOSTILE}"))
+    shown = await summarize_and_read_result(workspace)
+    first = shown.splitlines()[0]
+    assert first.startswith("✗ the compaction call failed (auth): HTTP 401: [bold red]boom[/]")
+    assert "[redacted]" in first
+    assert_clean(first)
+
+
+async def test_an_unexpected_summarizer_bug_shows_a_plain_sentence_and_logs_the_traceback(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Failed before: "RuntimeError: [bold red]boom[/] ... sk-ant-..." was the result line.
+    hostile_summarizer(monkeypatch, RuntimeError(HOSTILE))
+    shown = await summarize_and_read_result(workspace)
+    log = app_error_log_path(workspace)
+    assert shown.splitlines()[0] == (
+        f"✗ unexpected error while summarizing: RuntimeError; details in {log}"
+    )
+    assert "boom" not in shown
+    assert "boom" in assert_logged(workspace, "RuntimeError")
+
+
+async def test_a_bug_in_the_undo_action_is_a_plain_toast_and_a_logged_traceback(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Failed before: the worker died silently (no toast at all) and nothing was logged.
+    def broken(self: StoreSource, session_id: str) -> object:
+        raise RuntimeError(HOSTILE)
+
+    monkeypatch.setattr(StoreSource, "undo_latest", broken)
+    app = make_app(workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app, "ledger")
+        await pilot.press("u", "y")
+        await wait_workers(app)
+        await wait_until(pilot, lambda: len(app._notifications) > 0, what="a toast")
+        (toast,) = list(app._notifications)
+        log = app_error_log_path(workspace)
+        assert toast.message == (
+            f"undo failed: unexpected error while undoing: RuntimeError; details in {log}"
+        )
+        assert not toast.markup
+    assert_logged(workspace, "RuntimeError")
+
+
+async def test_a_refusal_with_markup_and_a_key_is_shown_literally_without_the_key(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Failed before: the reason was rendered as markup (a toast's default) with the key in it.
+    def refuse(self: StoreSource, session_id: str) -> object:
+        raise ActionRefused(HOSTILE)
+
+    monkeypatch.setattr(StoreSource, "undo_latest", refuse)
+    app = make_app(workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app, "ledger")
+        await pilot.press("u", "y")
+        await wait_workers(app)
+        await wait_until(pilot, lambda: len(app._notifications) > 0, what="a toast")
+        (toast,) = list(app._notifications)
+        assert toast.message.startswith("undo refused: [bold red]boom[/] ␛[2J")
+        assert not toast.markup
+        assert_clean(toast.message)
+
+
+async def test_a_bug_in_the_feed_shows_a_plain_banner_and_logs_the_traceback(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Failed before: the banner read "RuntimeError: [bold red]boom[/] ... sk-ant-...".
+    def broken_poll(self: StoreSource) -> list[object]:
+        raise RuntimeError(HOSTILE)
+
+    app = make_app(workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app, "ledger")
+        monkeypatch.setattr(StoreSource, "poll", broken_poll)
+        await wait_until(pilot, lambda: app.problem is not None, what="the banner")
+        banner = str(app.query_one(StoreBanner).render())
+        log = app_error_log_path(workspace)
+        assert f"unexpected error while reading: RuntimeError; details in {log}" in banner
+        assert "boom" not in banner
+        assert_clean(banner)
+    assert_logged(workspace, "RuntimeError")
