@@ -10,12 +10,22 @@ from pathlib import Path
 
 import pytest
 
-from engine import ExtractiveSummarizer, SummaryRequest, SummaryResult
+from engine import (
+    AsyncCompactionCache,
+    ConfigError,
+    ExtractiveSummarizer,
+    SummaryRequest,
+    SummaryResult,
+)
 from engine.layout import app_error_log_path
 from engine.summarizers.base import ErrorClass, SummarizerError
 from metis_compaction_tui.error_text import error_line, scrub_secrets
+from metis_compaction_tui.screens import knobs
+from metis_compaction_tui.screens.cache_browser import CacheBrowserScreen
+from metis_compaction_tui.screens.summary_detail import SummaryDetailScreen
 from metis_compaction_tui.sources.base import ActionRefused, SourceUnavailable
 from metis_compaction_tui.sources.store import StoreSource
+from metis_compaction_tui.widgets.message_list import MessageList
 from metis_compaction_tui.widgets.store_banner import StoreBanner
 from tests.app.app_helpers import SIZE, loaded, make_app, wait_until, wait_workers
 from tests.app.test_app_compact import open_compact_now
@@ -171,3 +181,87 @@ async def test_a_bug_in_the_feed_shows_a_plain_banner_and_logs_the_traceback(
         assert "boom" not in banner
         assert_clean(banner)
     assert_logged(workspace, "RuntimeError")
+
+
+async def test_the_cache_browser_shows_source_and_cache_failures_as_clean_lines(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Failed before: the backers' problem was a markup toast with a raw ESC and the key, and a
+    # bug reading the cache died silently (the browser said nothing).
+    def refuse(self: StoreSource) -> object:
+        raise SourceUnavailable(HOSTILE)
+
+    async def broken(self: AsyncCompactionCache, **_: object) -> object:
+        raise RuntimeError(HOSTILE)
+
+    monkeypatch.setattr(StoreSource, "cache_backers", refuse)
+    monkeypatch.setattr(AsyncCompactionCache, "list_rows", broken)
+    app = make_app(workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        await pilot.press("b")
+        screen = app.screen
+        assert isinstance(screen, CacheBrowserScreen)
+        await wait_until(pilot, lambda: screen.problem is not None, what="the cache problem")
+        await wait_until(pilot, lambda: len(app._notifications) > 0, what="a toast")
+        (toast,) = list(app._notifications)
+        assert toast.message.startswith("[bold red]boom[/] ␛[2J") and not toast.markup
+        assert_clean(toast.message)
+        status = str(screen.query_one("#cache-status").render())
+        log = app_error_log_path(workspace)
+        assert f"unexpected error while reading the cache: RuntimeError; details in {log}" in (
+            status
+        )
+        assert_clean(status)
+    assert_logged(workspace, "RuntimeError")
+
+
+async def test_unreadable_originals_are_named_in_one_clean_line(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Failed before: the problem went raw into the originals list's empty text (a Segment, no
+    # neutralising): ESC reached the terminal and the key was shown.
+    def refuse(self: StoreSource, info: object) -> object:
+        raise SourceUnavailable(HOSTILE)
+
+    monkeypatch.setattr(StoreSource, "originals", refuse)
+    app = make_app(workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app, "ledger")
+        assert app.data is not None
+        index = max(
+            i for i, m in enumerate(app.data.history.messages) if m.metadata.compaction_span
+        )
+        messages = app.query_one("#messages", MessageList)
+        messages.follow = False
+        messages.cursor = index
+        await pilot.press("enter")
+        screen = app.screen
+        assert isinstance(screen, SummaryDetailScreen)
+        await wait_workers(app)
+        await pilot.pause()
+        empty = screen.query_one("#originals", MessageList).empty_text
+        assert empty.startswith("[bold red]boom[/] ␛[2J")
+        assert_clean(empty)
+
+
+async def test_a_knob_error_is_shown_as_one_clean_line(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Failed before: the error was shown as str(error): raw ESC and the key.
+    def refuse(config: object, values: object) -> object:
+        raise ConfigError("compaction_threshold_tokens", HOSTILE)
+
+    monkeypatch.setattr(knobs, "config_with_text", refuse)
+    app = make_app(workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app, "ledger")
+        assert app.data is not None
+        app.push_screen(knobs.KnobsScreen(app.data.config, app.data.title))
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, knobs.KnobsScreen)
+        shown = str(app.screen.query_one("#knobs-error").render())
+        assert shown.startswith("compaction_threshold_tokens: [bold red]boom[/] ␛[2J")
+        assert_clean(shown)
