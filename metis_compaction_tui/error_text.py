@@ -77,12 +77,13 @@ def own_message(error: BaseException) -> str:
 
 def error_log_path(workspace: Path | str | None) -> Path:
     """Where tracebacks go: the workspace's `.metis/app-errors.log`, or, without a workspace (a
-    demo in memory), one in the temporary folder."""
-    from engine.layout import app_error_log_path
+    demo in memory) or without its `.metis/` folder (which a log must not create: it would turn
+    the folder into a workspace), a per-user file in the temporary folder."""
+    from engine.layout import app_error_log_path, metis_dir
 
-    if workspace is not None:
+    if workspace is not None and metis_dir(workspace).is_dir():
         return app_error_log_path(workspace)
-    return Path(tempfile.gettempdir()) / "metis-app-errors.log"
+    return Path(tempfile.gettempdir()) / f"metis-app-errors-{os.getuid()}.log"
 
 
 def log_traceback(error: BaseException, doing: str, path: Path) -> Path | None:
@@ -92,11 +93,14 @@ def log_traceback(error: BaseException, doing: str, path: Path) -> Path | None:
     body = "".join(traceback.format_exception(error))
     entry = f"--- {stamp} unexpected error while {doing}\n{neutralise(scrub_secrets(body))}\n"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        mode = "w" if path.exists() and path.stat().st_size > LOG_MAX_BYTES else "a"
-        with open(path, mode, encoding="utf-8", errors="backslashreplace") as log:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW  # 0600, no symlink in a shared /tmp
+        if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
+            flags |= os.O_TRUNC
+        else:
+            flags |= os.O_APPEND
+        with os.fdopen(os.open(path, flags, 0o600), "a", encoding="utf-8") as log:
             log.write(entry)
-    except OSError:
+    except (OSError, UnicodeError):
         return None
     return path
 

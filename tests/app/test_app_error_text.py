@@ -6,6 +6,7 @@ action, the feed's poll)."""
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,7 @@ def assert_logged(workspace: Path, type_name: str) -> str:
 def test_error_line_gives_a_typed_errors_own_words_and_a_bugs_plain_sentence(
     tmp_path: Path,
 ) -> None:
+    (tmp_path / ".metis").mkdir()
     typed = error_line(SourceUnavailable(HOSTILE), "reading", workspace=tmp_path)
     assert typed.startswith("[bold red]boom[/] ␛[2J␛]52;c;ZXZpbA==␇ key [redacted]")
     assert_clean(typed)
@@ -265,3 +267,21 @@ async def test_a_knob_error_is_shown_as_one_clean_line(
         shown = str(app.screen.query_one("#knobs-error").render())
         assert shown.startswith("compaction_threshold_tokens: [bold red]boom[/] ␛[2J")
         assert_clean(shown)
+
+
+def test_a_folder_without_metis_is_not_made_a_workspace_by_the_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    folder = tmp_path / "not-a-workspace"
+    folder.mkdir()
+    try:
+        raise RuntimeError(HOSTILE)
+    except RuntimeError as error:
+        line = error_line(error, "reading", workspace=folder)
+    assert not (folder / ".metis").exists()
+    (log,) = (tmp_path / "tmp").iterdir()
+    assert line.endswith(f"details in {log}")
+    assert log.stat().st_mode & 0o777 == 0o600
+    assert KEY not in log.read_text(encoding="utf-8")
