@@ -18,7 +18,7 @@ from engine import (
     SummaryRequest,
     SummaryResult,
 )
-from engine.layout import app_error_log_path
+from engine.layout import app_error_log_path, metis_dir
 from engine.summarizers.base import ErrorClass, SummarizerError
 from metis_compaction_tui.error_text import error_line, scrub_secrets
 from metis_compaction_tui.screens import knobs
@@ -52,7 +52,7 @@ def assert_logged(workspace: Path, type_name: str) -> str:
 def test_error_line_gives_a_typed_errors_own_words_and_a_bugs_plain_sentence(
     tmp_path: Path,
 ) -> None:
-    (tmp_path / ".metis").mkdir()
+    metis_dir(tmp_path).mkdir()
     typed = error_line(SourceUnavailable(HOSTILE), "reading", workspace=tmp_path)
     assert typed.startswith("[bold red]boom[/] ␛[2J␛]52;c;ZXZpbA==␇ key [redacted]")
     assert_clean(typed)
@@ -280,7 +280,7 @@ def test_a_folder_without_metis_is_not_made_a_workspace_by_the_log(
         raise RuntimeError(HOSTILE)
     except RuntimeError as error:
         line = error_line(error, "reading", workspace=folder)
-    assert not (folder / ".metis").exists()
+    assert not metis_dir(folder).exists()
     (log,) = (tmp_path / "tmp").iterdir()
     assert line.endswith(f"details in {log}")
     assert log.stat().st_mode & 0o777 == 0o600
