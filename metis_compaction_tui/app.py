@@ -350,7 +350,7 @@ class MetisInspector(App[int]):
             self.notify("no session loaded yet", severity="warning")
             return None
         if self.data.read_only or "compact" not in self.source.actions:
-            self.notify(f"{self.source.label} is read-only", severity="warning")
+            self.notify(f"{self.source.label} is read-only", severity="warning", markup=False)
             return None
         return self.data
 
