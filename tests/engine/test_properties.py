@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 
 import msgspec
@@ -120,6 +121,26 @@ def boundaries(messages: Sequence[Message]) -> list[int]:
     return [i for i in range(len(messages) + 1) if is_tool_cycle_boundary(history, i)]
 
 
+def initial_and_prefix_end(
+    messages: Sequence[Message], initial: int, prefix_choice: int
+) -> tuple[int, int]:
+    """How many messages the session starts with, and a stable prefix end among its first cuts."""
+    initial = min(initial, len(messages))
+    candidates = [b for b in boundaries(messages[:initial]) if b <= min(initial, 3)]
+    return initial, candidates[prefix_choice % len(candidates)]
+
+
+async def play_turn(manager: SessionManager, turn: int, manual: bool) -> CompactionOutcome | None:
+    """One turn: by hand (prepare then commit, None when the summarizer fails) or automatic."""
+    if manual and manager.preview() is not None:
+        try:
+            prepared = await manager.prepare()
+        except SummarizerError:
+            return None
+        return manager.commit(prepared)
+    return await manager.before_turn(f"turn-{turn}")
+
+
 # --- summarizers ---------------------------------------------------------------------------------
 
 
@@ -180,11 +201,11 @@ class Ledger:
             self.originals.append(message.id)
             self.answered.update(message.tool_result_ids())
 
-    def check(self, before: list[Message], outcome: CompactionOutcome | None) -> None:
+    def check_invariants(self, before: list[Message]) -> None:
+        """§3's invariants, whatever the strategy: what every turn must leave true."""
         manager = self.manager
         after = manager.messages
-        config = manager.config
-        preserve = config.compaction_preserve_recent_turns
+        preserve = manager.config.compaction_preserve_recent_turns
         spe = manager.history.stable_prefix_end
 
         # Validation holds after every compaction and truncation.
@@ -220,6 +241,19 @@ class Ledger:
         assert manager.history.tokens == [manager.history.counter(m) for m in after]
         assert manager.history.total_tokens == sum(manager.history.tokens)
 
+    def check_outcome(self, before: list[Message], outcome: CompactionOutcome | None) -> None:
+        """What any turn's outcome promises: a skip changes nothing, a cut gets under the cap."""
+        manager = self.manager
+        if outcome is not None and outcome.status == "skipped":
+            assert ids(manager.messages) == ids(before)
+        if outcome is not None and outcome.status == "truncated":
+            assert pending_history_tokens(
+                manager.history, manager.config.compaction_preserve_recent_turns
+            ) < (manager.config.compaction_hard_cap_tokens)
+
+    def check(self, before: list[Message], outcome: CompactionOutcome | None) -> None:
+        self.check_invariants(before)
+        self.check_outcome(before, outcome)
         if outcome is None:
             return
         event(f"turn: {outcome.status} {outcome.failure_mode or ''}".strip())
@@ -235,101 +269,76 @@ class Ledger:
             assert outcome.summary_message is not None
             self.summary_ids.add(outcome.summary_message.id)
         if outcome.status == "truncated":
-            assert pending_history_tokens(manager.history, preserve) < (
-                config.compaction_hard_cap_tokens
-            )
             assert outcome.truncated_message_count > 0
-        if outcome.status == "skipped":
-            assert ids(after) == ids(before)
 
 
-def run_session(
-    shapes: list[Shape],
-    chunks: list[int],
-    initial: int,
-    prefix_choice: int,
-    threshold: int,
-    cap_gap: int,
-    preserve: int,
-    summarizer_kind: str | list[bool],
-    manual_turns: list[bool],
+@dataclass(frozen=True)
+class SessionPlay:
+    """A drawn session: the conversation, the knobs, and how it is fed to the manager."""
+
+    shapes: list[Shape]
+    chunks: list[int]  # messages appended before each turn after the first
+    initial: int  # messages already in the history at the start
+    prefix_choice: int
+    threshold: int
+    cap_gap: int
+    preserve: int
+    summarizer_kind: str | list[bool]
+    manual_turns: list[bool]  # cycled: True = prepare + commit by hand, when a span is planned
+
+
+@st.composite
+def session_plays(draw: st.DrawFn, max_threshold: int = 400, max_cap_gap: int = 800) -> SessionPlay:
+    return SessionPlay(
+        shapes=draw(conversation_shapes()),
+        chunks=draw(st.lists(st.integers(1, 6), min_size=1, max_size=6)),
+        initial=draw(st.integers(0, 20)),
+        prefix_choice=draw(st.integers(0, 3)),
+        threshold=draw(st.integers(20, max_threshold)),
+        cap_gap=draw(st.integers(1, max_cap_gap)),
+        preserve=draw(st.integers(1, 6)),
+        summarizer_kind=draw(summarizers),
+        manual_turns=draw(st.lists(st.booleans(), min_size=1, max_size=3)),
+    )
+
+
+async def play_turns(
+    manager: SessionManager, ledger: Ledger, messages: list[Message], play: SessionPlay
 ) -> None:
-    messages = materialize(shapes)
-    initial = min(initial, len(messages))
-    candidates = [b for b in boundaries(messages[:initial]) if b <= min(initial, 3)]
-    spe = candidates[prefix_choice % len(candidates)]
-    summarizer = build_summarizer(summarizer_kind)
+    """Append each chunk, run a turn, and let the ledger check what the turn left."""
+    position = min(play.initial, len(messages))
+    for turn, size in enumerate([0, *play.chunks]):
+        batch = messages[position : position + size]
+        position += len(batch)
+        for message in batch:
+            manager.append(message)
+        ledger.add(batch)
+        before = list(manager.messages)
+        outcome = await play_turn(manager, turn, play.manual_turns[turn % len(play.manual_turns)])
+        ledger.check(before, outcome)
+
+
+def run_session(play: SessionPlay) -> None:
+    messages = materialize(play.shapes)
+    initial, spe = initial_and_prefix_end(messages, play.initial, play.prefix_choice)
     manager = SessionManager(
         history=messages[:initial],
         stable_prefix_end=spe,
-        compaction_threshold_tokens=threshold,
-        compaction_hard_cap_tokens=threshold + cap_gap,
-        compaction_preserve_recent_turns=preserve,
+        compaction_threshold_tokens=play.threshold,
+        compaction_hard_cap_tokens=play.threshold + play.cap_gap,
+        compaction_preserve_recent_turns=play.preserve,
         compaction_model=LOCAL,
-        summarizer=summarizer,  # type: ignore[arg-type]
+        summarizer=build_summarizer(play.summarizer_kind),  # type: ignore[arg-type]
     )
     ledger = Ledger(manager, messages[:spe])
     ledger.add(messages[spe:initial])
-    position = initial
-
-    async def turns() -> None:
-        nonlocal position
-        for turn, size in enumerate([0, *chunks]):
-            batch = messages[position : position + size]
-            position += len(batch)
-            for message in batch:
-                manager.append(message)
-            ledger.add(batch)
-            before = list(manager.messages)
-            outcome: CompactionOutcome | None
-            if manual_turns[turn % len(manual_turns)] and manager.preview() is not None:
-                try:
-                    prepared = await manager.prepare()
-                except SummarizerError:
-                    outcome = None
-                else:
-                    outcome = manager.commit(prepared)
-            else:
-                outcome = await manager.before_turn(f"turn-{turn}")
-            ledger.check(before, outcome)
-
-    asyncio.run(turns())
+    asyncio.run(play_turns(manager, ledger, messages, play))
 
 
 @PROPERTY_SETTINGS
-@given(
-    shapes=conversation_shapes(),
-    chunks=st.lists(st.integers(1, 6), min_size=1, max_size=6),
-    initial=st.integers(0, 20),
-    prefix_choice=st.integers(0, 3),
-    threshold=st.integers(20, 400),
-    cap_gap=st.integers(1, 800),
-    preserve=st.integers(1, 6),
-    summarizer_kind=summarizers,
-    manual_turns=st.lists(st.booleans(), min_size=1, max_size=3),
-)
-def test_turn_after_turn_compaction_and_truncation_keep_every_invariant(
-    shapes: list[Shape],
-    chunks: list[int],
-    initial: int,
-    prefix_choice: int,
-    threshold: int,
-    cap_gap: int,
-    preserve: int,
-    summarizer_kind: str | list[bool],
-    manual_turns: list[bool],
-) -> None:
-    run_session(
-        shapes,
-        chunks,
-        initial,
-        prefix_choice,
-        threshold,
-        cap_gap,
-        preserve,
-        summarizer_kind,
-        manual_turns,
-    )
+@given(play=session_plays())
+def test_turn_after_turn_compaction_and_truncation_keep_every_invariant(play: SessionPlay) -> None:
+    run_session(play)
 
 
 @PROPERTY_SETTINGS
@@ -344,7 +353,7 @@ def test_an_always_failing_summarizer_still_keeps_pending_under_the_cap(
     shapes: list[Shape], chunks: list[int], threshold: int, cap_gap: int, preserve: int
 ) -> None:
     # Every forced turn truncates (or finds nothing it can cut): the invariants hold throughout.
-    run_session(shapes, chunks, 1, 0, threshold, cap_gap, preserve, "failing", [False])
+    run_session(SessionPlay(shapes, chunks, 1, 0, threshold, cap_gap, preserve, "failing", [False]))
 
 
 # --- the pure planners over random histories ------------------------------------------------------
