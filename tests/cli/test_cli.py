@@ -88,15 +88,13 @@ class Setting(Strict):
     where: str
 
 
-class SessionStatus(Strict):
+class SessionFigures(Strict):
+    """What `status --json` says of every session, from a store or from a transcript."""
+
     session_id: str
     title: str
-    revision: int
     message_count: int
     total_tokens: int
-    last_seq: int
-    created_at_ms: int
-    updated_at_ms: int
     stable_prefix_end: int
     floor: int
     pending_history_tokens: int
@@ -112,6 +110,13 @@ class SessionStatus(Strict):
     spent_usd: str
     budget_usd: str
     budget_exhausted: bool
+
+
+class SessionStatus(SessionFigures):
+    revision: int
+    last_seq: int
+    created_at_ms: int
+    updated_at_ms: int
     price_origin: str
     config: dict[str, Setting]
     compactions_in_effect: int

@@ -11,7 +11,7 @@ import msgspec
 import pytest
 
 from metis_compaction_tui.cli import dispatch as cli
-from tests.cli.test_cli import Decision, Pressure, Span, StrategyPlan, Strict, run
+from tests.cli.test_cli import SessionFigures, Strict, run
 from tests.importers.test_importers import CLAUDE, CODEX_ROLLOUT, OURS
 from tests.transcript_writer import ClaudeCodeWriter
 
@@ -63,26 +63,7 @@ class TranscriptJson(Strict):
     empty_reason: str | None
 
 
-class TranscriptSession(Strict):
-    session_id: str
-    title: str
-    message_count: int
-    total_tokens: int
-    stable_prefix_end: int
-    floor: int
-    pending_history_tokens: int
-    threshold_tokens: int
-    hard_cap_tokens: int
-    preserve_recent_turns: int
-    pressure: Pressure
-    decision: Decision
-    span: Span | None
-    boundary_found: bool
-    strategy: StrategyPlan
-    model: str
-    spent_usd: str
-    budget_usd: str
-    budget_exhausted: bool
+class TranscriptSession(SessionFigures):
     transcript: TranscriptJson
 
 
