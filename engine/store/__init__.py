@@ -5,32 +5,6 @@ docs/store-schema.md), `rows` (row decoding), `sql` (the statements), `tail` (fo
 process's commits).
 """
 
-from engine.store.session_store import (
-    SCHEMA_VERSION,
-    SessionInfo,
-    SessionStore,
-    SessionView,
-    StoredCompaction,
-    StoredEvent,
-    StoredMessage,
-    StoreError,
-    UndoRefused,
-    UnknownSession,
-    WriteLog,
-    store_path,
-)
-
-__all__ = [
-    "SCHEMA_VERSION",
-    "SessionInfo",
-    "SessionStore",
-    "SessionView",
-    "StoreError",
-    "StoredCompaction",
-    "StoredEvent",
-    "StoredMessage",
-    "UndoRefused",
-    "UnknownSession",
-    "WriteLog",
-    "store_path",
-]
+# The public names are listed once, in session_store.__all__.
+from engine.store.session_store import *  # noqa: F403
+from engine.store.session_store import __all__ as __all__
