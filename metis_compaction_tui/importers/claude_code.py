@@ -22,7 +22,6 @@ system and progress records too. Lines that cannot be read are skipped and noted
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 
 import msgspec
@@ -37,9 +36,9 @@ from engine.messages import (
 from metis_compaction_tui.importers.model import (
     HistoryBuilder,
     ImportedTranscript,
+    LogImporter,
     RecordedUsage,
     decode_line,
-    skipped_lines_summary,
     timestamp_ms,
 )
 
@@ -151,19 +150,13 @@ def _result_text(content: object) -> str:
     return "\n".join(parts)
 
 
-class ClaudeCodeImporter:
+class ClaudeCodeImporter(LogImporter):
     format = "claude-code"
 
     def __init__(self, path: str) -> None:
-        self.path = path
-        self.session_id: str | None = None
+        super().__init__(path)  # `skipped` counts per file line, whatever the branch
         self.nodes: dict[str, _Node] = {}
         self.children: dict[str, list[str]] = {}  # by parentUuid as written
-        self.skipped: Counter[str] = Counter()  # counted per file line, whatever the branch
-        self.skipped_lines: list[tuple[int, str]] = []
-        self.warnings: list[str] = []
-        self.builder = HistoryBuilder()
-        self.generation = 0  # bumped whenever the history is rebuilt rather than extended
         self._linked = False  # has any record named a parent? (old logs link nothing)
         self._previous: str | None = None  # the last node in file order
         self._message_records = 0
@@ -479,23 +472,9 @@ class ClaudeCodeImporter:
         inactive = self._message_records - self._chain_messages
         if inactive:
             skipped["inactive_branch"] = inactive
-        stem = os.path.splitext(os.path.basename(self.path))[0]
         messages = list(self.builder.messages())
         empty_reason = None if messages else self._empty_reason(skipped)
-        notes = [skipped_lines_summary(self.skipped_lines), empty_reason]
-        return ImportedTranscript(
-            path=self.path,
-            format="claude-code",
-            session_id=self.session_id or stem,
-            messages=messages,
-            agent_compactions=list(self.builder.compactions),
-            recorded_usage=list(self.builder.usage),
-            skipped=dict(skipped),
-            line_count=line_count,
-            warnings=[n for n in notes if n] + self.warnings + self.builder.snapshot_warnings(),
-            skipped_lines=list(self.skipped_lines),
-            empty_reason=empty_reason,
-        )
+        return self.imported(line_count, messages, skipped, empty_reason)
 
     def _empty_reason(self, skipped: Counter[str]) -> str:
         sidechain, summaries = skipped.get("sidechain", 0), skipped.get("summary", 0)

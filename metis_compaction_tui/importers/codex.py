@@ -12,8 +12,6 @@ payload wrapper, after a bare {id, timestamp, instructions} header and between
 
 from __future__ import annotations
 
-import os
-from collections import Counter
 from typing import Any
 
 import msgspec
@@ -26,11 +24,10 @@ from engine.messages import (
     ToolUseContentBlock,
 )
 from metis_compaction_tui.importers.model import (
-    HistoryBuilder,
     ImportedTranscript,
+    LogImporter,
     RecordedUsage,
     decode_line,
-    skipped_lines_summary,
     timestamp_ms,
 )
 
@@ -148,17 +145,11 @@ def _int(mapping: dict[str, Any], key: str) -> int:
     return value if isinstance(value, int) else 0
 
 
-class CodexImporter:
+class CodexImporter(LogImporter):
     format = "codex"
 
     def __init__(self, path: str) -> None:
-        self.path = path
-        self.session_id: str | None = None
-        self.skipped: Counter[str] = Counter()
-        self.skipped_lines: list[tuple[int, str]] = []
-        self.warnings: list[str] = []
-        self.builder = HistoryBuilder()
-        self.generation = 0  # a rollout only grows: never rebuilt
+        super().__init__(path)  # `generation` stays 0: a rollout only grows, never rebuilt
         self._last_total: object = None
         self._last_context: int | None = None
         # Messages taken but not yet paired with their twin from the other record kind:
@@ -324,24 +315,10 @@ class CodexImporter:
         self.builder.record_usage(None, usage)
 
     def transcript(self, line_count: int) -> ImportedTranscript:
-        stem = os.path.splitext(os.path.basename(self.path))[0]
         skipped = self.skipped + self.builder.skipped
         messages = list(self.builder.messages())
         empty_reason = None
         if not messages:
             kinds = ", ".join(f"{n:,} {kind}" for kind, n in skipped.most_common(3))
             empty_reason = f"no user or assistant messages ({kinds or 'nothing readable'})"
-        notes = [skipped_lines_summary(self.skipped_lines), empty_reason]
-        return ImportedTranscript(
-            path=self.path,
-            format="codex",
-            session_id=self.session_id or stem,
-            messages=messages,
-            agent_compactions=list(self.builder.compactions),
-            recorded_usage=list(self.builder.usage),
-            skipped=dict(skipped),
-            line_count=line_count,
-            warnings=[n for n in notes if n] + self.warnings + self.builder.snapshot_warnings(),
-            skipped_lines=list(self.skipped_lines),
-            empty_reason=empty_reason,
-        )
+        return self.imported(line_count, messages, skipped, empty_reason)

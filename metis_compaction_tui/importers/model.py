@@ -288,3 +288,41 @@ class HistoryBuilder:
             line = self.pending_compaction.line_number
             warnings.append(f"line {line}: compaction has no summary message (yet)")
         return warnings
+
+
+class LogImporter:
+    """What both importers keep while reading a log, and how they hand it over as a transcript."""
+
+    format: TranscriptFormat
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.session_id: str | None = None
+        self.skipped: Counter[str] = Counter()  # counted per file line
+        self.skipped_lines: list[tuple[int, str]] = []
+        self.warnings: list[str] = []
+        self.builder = HistoryBuilder()
+        self.generation = 0  # bumped whenever the history is rebuilt rather than extended
+
+    def imported(
+        self,
+        line_count: int,
+        messages: list[Message],
+        skipped: Counter[str],
+        empty_reason: str | None,
+    ) -> ImportedTranscript:
+        stem = os.path.splitext(os.path.basename(self.path))[0]
+        notes = [skipped_lines_summary(self.skipped_lines), empty_reason]
+        return ImportedTranscript(
+            path=self.path,
+            format=self.format,
+            session_id=self.session_id or stem,
+            messages=messages,
+            agent_compactions=list(self.builder.compactions),
+            recorded_usage=list(self.builder.usage),
+            skipped=dict(skipped),
+            line_count=line_count,
+            warnings=[n for n in notes if n] + self.warnings + self.builder.snapshot_warnings(),
+            skipped_lines=list(self.skipped_lines),
+            empty_reason=empty_reason,
+        )
