@@ -27,7 +27,7 @@ from engine.events import (
 from engine.layout import cache_path
 from engine.manager import SessionManager
 from engine.messages import Message, MessageMetadata, validate_history
-from engine.outcomes import SpanChanged
+from engine.outcomes import CompactionOutcome, SpanChanged
 from engine.policy.span import pending_history_tokens
 from engine.policy.splice import ASSISTANT_FILLER_TEXT
 from engine.policy.trigger import TriggerAction, TriggerReason
@@ -401,35 +401,53 @@ ADAPTER_FAILURES: list[tuple[str, Behaviour, ErrorClass]] = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("behaviour", "error_class"),
-    [(b, c) for _, b, c in ADAPTER_FAILURES],
-    ids=[name for name, _, _ in ADAPTER_FAILURES],
-)
-async def test_adapter_error_below_the_cap_skips_and_leaves_the_history_unchanged(
-    tmp_path: Path,
-    server: MessagesAPIServer,
-    anthropic: AnthropicSummarizer,
-    behaviour: Behaviour,
-    error_class: ErrorClass,
-) -> None:
+@pytest.fixture(params=ADAPTER_FAILURES, ids=[name for name, _, _ in ADAPTER_FAILURES])
+def adapter_failure(request: pytest.FixtureRequest, server: MessagesAPIServer) -> ErrorClass:
+    """The server scripted to fail the next call one way; the error class that must result."""
+    _, behaviour, error_class = request.param
     server.script(behaviour)
-    manager = manager_for(work(), tmp_path, summarizer=anthropic, model=ANTHROPIC)
+    return error_class
+
+
+async def failed_turn(
+    manager: SessionManager, failure_mode: str
+) -> tuple[CompactionOutcome, Recorder]:
+    """One turn that must fail with `failure_mode` and leave the history exactly as it was."""
     recorder = Recorder(manager)
     before = snapshot(manager)
-
     outcome = await manager.before_turn()
-
     assert outcome.status == "failed"
+    assert outcome.failure_mode == failure_mode
+    assert snapshot(manager) == before
+    return outcome, recorder
+
+
+def assert_one_adapter_failure(
+    outcome: CompactionOutcome,
+    recorder: Recorder,
+    error_class: ErrorClass,
+    truncated: int | None,
+) -> None:
+    """The outcome and the single `failed` event both say adapter_error of this class."""
     assert outcome.failure_mode == "adapter_error"
     assert outcome.error_class == error_class.value
-    assert outcome.truncated_message_count == 0
-    assert snapshot(manager) == before
-    assert recorder.kinds == ["started", "failed"]
+    assert recorder.kinds == ["started", "failed"]  # one failed event for the one failure
     (failed,) = recorder.failed()
     assert failed.failure_mode == "adapter_error"
     assert failed.error_class == error_class.value
-    assert failed.truncated_message_count is None
+    assert failed.truncated_message_count == truncated
+
+
+async def test_adapter_error_below_the_cap_skips_and_leaves_the_history_unchanged(
+    tmp_path: Path, anthropic: AnthropicSummarizer, adapter_failure: ErrorClass
+) -> None:
+    error_class = adapter_failure
+    manager = manager_for(work(), tmp_path, summarizer=anthropic, model=ANTHROPIC)
+
+    outcome, recorder = await failed_turn(manager, "adapter_error")
+
+    assert_one_adapter_failure(outcome, recorder, error_class, truncated=None)
+    assert outcome.truncated_message_count == 0
     assert manager.spent_usd == Decimal(0)
     assert manager.cache is not None
     assert manager.cache.count() == 0
@@ -445,19 +463,10 @@ async def test_after_an_adapter_error_below_the_cap_the_next_turn_retries(
     assert len(server.requests) == 2
 
 
-@pytest.mark.parametrize(
-    ("behaviour", "error_class"),
-    [(b, c) for _, b, c in ADAPTER_FAILURES],
-    ids=[name for name, _, _ in ADAPTER_FAILURES],
-)
 async def test_adapter_error_at_the_cap_truncates_on_a_boundary_under_the_cap(
-    tmp_path: Path,
-    server: MessagesAPIServer,
-    anthropic: AnthropicSummarizer,
-    behaviour: Behaviour,
-    error_class: ErrorClass,
+    tmp_path: Path, anthropic: AnthropicSummarizer, adapter_failure: ErrorClass
 ) -> None:
-    server.script(behaviour)
+    error_class = adapter_failure
     history = work(12)
     manager = manager_for(history, tmp_path, summarizer=anthropic, model=ANTHROPIC)
     recorder = Recorder(manager)
@@ -466,18 +475,12 @@ async def test_adapter_error_at_the_cap_truncates_on_a_boundary_under_the_cap(
     outcome = await manager.before_turn()
 
     assert outcome.status == "truncated"
-    assert outcome.failure_mode == "adapter_error"
-    assert outcome.error_class == error_class.value
     dropped = outcome.truncated_message_count
+    assert_one_adapter_failure(outcome, recorder, error_class, truncated=dropped)
     assert dropped > 0
     assert outcome.record is not None
     assert outcome.record.kind == "truncation"
     assert outcome.record.span_message_count == dropped
-    assert recorder.kinds == ["started", "failed"]  # one failed event for the one failure
-    (failed,) = recorder.failed()
-    assert failed.failure_mode == "adapter_error"
-    assert failed.error_class == error_class.value
-    assert failed.truncated_message_count == dropped
     assert pending(manager) < HARD_CAP
     validate_history(manager.messages)
     assert ids(manager.messages[-PRESERVE:]) == ids(history[-PRESERVE:])
@@ -519,14 +522,9 @@ async def test_forced_failure_with_nothing_truncatable_reports_one_failure(tmp_p
     # One huge tool call whose result is in the preserved tail: no span, no boundary to cut on.
     history = [tool_call("a0", "t1", text="x" * 6000), tool_result("u1", "t1"), assistant("a2")]
     manager = manager_for(history, tmp_path, summarizer=FailingSummarizer())
-    recorder = Recorder(manager)
-    before = snapshot(manager)
 
-    outcome = await manager.before_turn()
+    _, recorder = await failed_turn(manager, "no_valid_boundary")
 
-    assert outcome.status == "failed"
-    assert outcome.failure_mode == "no_valid_boundary"
-    assert snapshot(manager) == before
     assert [e.failure_mode for e in recorder.failed()] == ["no_valid_boundary"]
 
 
@@ -539,14 +537,9 @@ async def test_empty_summary_below_the_cap_is_validation_failed_unchanged_and_bi
 ) -> None:
     server.script(empty_text(text, input_tokens=4000, output_tokens=2))
     manager = manager_for(work(), tmp_path, summarizer=anthropic, model=ANTHROPIC)
-    recorder = Recorder(manager)
-    before = snapshot(manager)
 
-    outcome = await manager.before_turn()
+    _, recorder = await failed_turn(manager, "validation_failed")
 
-    assert outcome.status == "failed"
-    assert outcome.failure_mode == "validation_failed"
-    assert snapshot(manager) == before
     assert manager.spent_usd == cost_of(price_for(MODEL), 4000, 2)
     assert manager.spent_usd > 0
     assert recorder.kinds == ["started", "failed"]
