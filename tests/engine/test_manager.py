@@ -141,6 +141,18 @@ def snapshot(manager: SessionManager) -> tuple[list[str], list[int], int]:
 # --- soft compaction ---------------------------------------------------------------------------
 
 
+async def silent_skip(manager: SessionManager, reason: TriggerReason) -> None:
+    """One turn that skips for `reason`: no event, no change to the history."""
+    recorder = Recorder(manager)
+    before = snapshot(manager)
+    outcome = await manager.before_turn()
+    assert outcome.status == "skipped"
+    assert outcome.plan is not None
+    assert outcome.plan.decision.reason is reason
+    assert recorder.events == []
+    assert snapshot(manager) == before
+
+
 async def test_soft_compaction_with_extractive_replaces_the_span_with_one_summary(
     tmp_path: Path,
 ) -> None:
@@ -191,12 +203,7 @@ async def test_soft_compaction_with_extractive_replaces_the_span_with_one_summar
 async def test_a_second_turn_after_compaction_skips_below_the_threshold(tmp_path: Path) -> None:
     manager = manager_for(work(), tmp_path)
     await manager.before_turn()
-    recorder = Recorder(manager)
-    again = await manager.before_turn()
-    assert again.status == "skipped"
-    assert again.plan is not None
-    assert again.plan.decision.reason is TriggerReason.BELOW_THRESHOLD
-    assert recorder.events == []
+    await silent_skip(manager, TriggerReason.BELOW_THRESHOLD)
 
 
 async def test_soft_compaction_through_the_anthropic_sdk_charges_the_usage_cost(
@@ -344,17 +351,10 @@ async def test_spent_budget_below_the_cap_skips_silently_without_a_call(
     manager = manager_for(
         work(), tmp_path, summarizer=anthropic, model=ANTHROPIC, spent_usd=Decimal("0.20")
     )
-    recorder = Recorder(manager)
-    before = snapshot(manager)
 
-    outcome = await manager.before_turn()
+    await silent_skip(manager, TriggerReason.BUDGET_EXHAUSTED_SKIP)
 
-    assert outcome.status == "skipped"
-    assert outcome.plan is not None
-    assert outcome.plan.decision.reason is TriggerReason.BUDGET_EXHAUSTED_SKIP
     assert server.requests == []
-    assert recorder.events == []
-    assert snapshot(manager) == before
 
 
 async def test_spending_stops_soft_compaction_once_the_budget_is_reached(tmp_path: Path) -> None:
