@@ -52,6 +52,13 @@ async def wait_workers(app: MetisInspector) -> None:
         await app.workers.wait_for_complete(ending)
 
 
+async def press_and_settle(pilot: Pilot[object], app: MetisInspector, *keys: str) -> None:
+    """Press `keys`, wait for the workers they started, then for the screen to catch up."""
+    await pilot.press(*keys)
+    await wait_workers(app)
+    await pilot.pause()
+
+
 async def loaded(pilot: Pilot[object], app: MetisInspector, session_id: str | None = None) -> None:
     await wait_until(
         pilot,

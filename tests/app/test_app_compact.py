@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 
 from engine import ExtractiveSummarizer, SummaryRequest, SummaryResult
-from engine.store import SessionStore
+from engine.store import SessionStore, StoredCompaction
 from metis_compaction_tui.screens.compact_now import CompactNowScreen
 from metis_compaction_tui.screens.confirm import ConfirmScreen
 from metis_compaction_tui.screens.summary_detail import SummaryDetailScreen, summary_facts
@@ -21,6 +21,7 @@ from tests.app.app_helpers import (
     SIZE,
     loaded,
     make_app,
+    press_and_settle,
     wait_until,
     wait_workers,
 )
@@ -29,6 +30,17 @@ from tests.app.app_helpers import (
 def live_compactions(workspace: Path, session_id: str = "ledger") -> list:  # type: ignore[type-arg]
     with SessionStore.open(workspace) as store:
         return [c for c in store.compactions(session_id) if not c.undone]
+
+
+async def accept(  # type: ignore[no-untyped-def]
+    pilot, app, screen: CompactNowScreen, workspace: Path, before: list
+) -> StoredCompaction:
+    """Accept the reviewed summary: the screen is done and exactly one compaction was added."""
+    await press_and_settle(pilot, app, "a")
+    assert screen.state == "done"
+    after = live_compactions(workspace)
+    assert len(after) == len(before) + 1
+    return after[-1]
 
 
 async def open_compact_now(pilot, app) -> CompactNowScreen:  # type: ignore[no-untyped-def]
@@ -54,26 +66,19 @@ async def test_compact_now_previews_then_summarizes_with_instructions_then_commi
         assert preview.span.span_message_count > 0
         assert preview.model == "local:extractive"
         await pilot.press(*"keep LEDGER_TIMEOUT")
-        await pilot.press("enter")
-        await wait_workers(app)
-        await pilot.pause()
+        await press_and_settle(pilot, app, "enter")
         assert screen.state == "review"
         assert screen.prepared is not None
         assert "keep LEDGER_TIMEOUT" in screen.prepared.summary
         assert live_compactions(workspace) == before, "nothing is spliced before acceptance"
-        await pilot.press("a")
-        await wait_workers(app)
-        await pilot.pause()
-        assert screen.state == "done"
-        after = live_compactions(workspace)
-        assert len(after) == len(before) + 1
-        record = after[-1].record
+        added = await accept(pilot, app, screen, workspace, before)
+        record = added.record
         assert record.trigger == "manual" and record.instructions == "keep LEDGER_TIMEOUT"
         assert record.watermark_before == preview.span.start
         await pilot.press("escape")
         await wait_until(
             pilot,
-            lambda: app.data.revision == after[-1].revision,  # type: ignore[union-attr]
+            lambda: app.data.revision == added.revision,  # type: ignore[union-attr]
             what="the dashboard reloaded",
         )
 
@@ -83,9 +88,7 @@ async def test_rejecting_the_summary_changes_nothing(workspace: Path) -> None:
     app = make_app(workspace)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_compact_now(pilot, app)
-        await pilot.press("ctrl+r")
-        await wait_workers(app)
-        await pilot.pause()
+        await press_and_settle(pilot, app, "ctrl+r")
         assert screen.state == "review"
         await pilot.press("r")
         assert screen.state == "ready" and screen.prepared is None
@@ -109,9 +112,7 @@ async def test_a_span_compacted_elsewhere_first_is_explained_and_not_overwritten
             manager.commit(prepared)
             manager.cache.close()  # type: ignore[union-attr]
         count = len(live_compactions(workspace))
-        await pilot.press("a")
-        await wait_workers(app)
-        await pilot.pause()
+        await press_and_settle(pilot, app, "a")
         result = str(screen.query_one("#cn-result").render())
         assert "changed before the summary could be spliced" in result
         assert "Nothing was written" in result
@@ -217,25 +218,18 @@ async def test_compact_now_with_the_mask_strategy_shows_the_placeholders_then_ma
         preview = screen.preview
         assert preview is not None and preview.action == "mask" and preview.cache_key == ""
         assert preview.expected_saved_tokens and preview.expected_saved_tokens > 0
-        await pilot.press("enter")
-        await wait_workers(app)
-        await pilot.pause()
+        await press_and_settle(pilot, app, "enter")
         assert screen.state == "review" and screen.prepared is not None
         shown = str(screen.query_one("#cn-summary-text").render())
         assert shown.startswith("[tool result masked: ")
-        await pilot.press("a")
-        await wait_workers(app)
-        await pilot.pause()
-        assert screen.state == "done"
-        after = live_compactions(workspace)
-        assert len(after) == len(before) + 1
-        record = after[-1].record
+        added = await accept(pilot, app, screen, workspace, before)
+        record = added.record
         assert record.kind == "mask" and record.strategy == "mask" and record.cost_usd == 0
         assert record.history_tokens_after < record.history_tokens_before
         await pilot.press("escape")
         await wait_until(
             pilot,
-            lambda: app.data.revision == after[-1].revision,  # type: ignore[union-attr]
+            lambda: app.data.revision == added.revision,  # type: ignore[union-attr]
             what="the dashboard reloaded",
         )
         events = app.query_one(EventsTimeline)
