@@ -28,19 +28,14 @@ from tests.app.app_helpers import (
     wait_until,
     wait_workers,
 )
+from tests.app.transcript_helpers import TRANSCRIPT_CONFIG as CONFIG
+from tests.app.transcript_helpers import transcript_source
 from tests.importers.test_importers import OURS, SHARED
 from tests.transcript_writer import ClaudeCodeWriter
 
-CONFIG = CompactionConfig(
-    compaction_model="local:extractive",
-    compaction_threshold_tokens=2_000,
-    compaction_hard_cap_tokens=6_000,
-    compaction_preserve_recent_turns=3,
-)
-
 
 def _app(path: Path, tmp_path: Path, config: CompactionConfig = CONFIG) -> MetisInspector:
-    source = TranscriptSource([path], scratch=tmp_path / "scratch", config=config)
+    source = transcript_source(path, tmp_path, config)
     return MetisInspector(source, poll_interval_s=0.05)
 
 

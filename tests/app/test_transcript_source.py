@@ -12,7 +12,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from engine import CompactionConfig, validate_history
+from engine import validate_history
 from engine.layout import cache_path
 from engine.policy.projection import project_compactions
 from metis_compaction_tui.importers import load_transcript
@@ -29,39 +29,12 @@ from metis_compaction_tui.sources.transcript import (
     discover_transcripts,
     read_recording,
 )
+from tests.app.transcript_helpers import TRANSCRIPT_CONFIG as CONFIG
+from tests.app.transcript_helpers import consume, grow_by, transcript_source
 from tests.importers.test_importers import ALL_FIXTURES, CLAUDE, OURS
 from tests.transcript_writer import ClaudeCodeWriter
 
 FOLDER = OURS / "folder"
-
-CONFIG = CompactionConfig(
-    compaction_model="local:extractive",
-    compaction_threshold_tokens=2_000,
-    compaction_hard_cap_tokens=6_000,
-    compaction_preserve_recent_turns=3,
-)
-
-
-def _source(path: Path, tmp_path: Path, config: CompactionConfig = CONFIG) -> TranscriptSource:
-    return TranscriptSource([path], scratch=tmp_path / "scratch", config=config)
-
-
-def _consume(source: TranscriptSource, data: SessionData) -> SessionData:
-    """What the app's feed and on_session_grew do with one poll."""
-    for change in source.poll():
-        if change.session_id != data.session_id:
-            continue
-        if change.compacted:
-            data = source.load(data.session_id)
-        else:
-            data.grow(
-                change.new_messages,
-                change.new_events,
-                change.spent_usd,
-                change.rewrite_from,
-                change.agent,
-            )
-    return data
 
 
 def _expected(path: Path) -> list[tuple[str, str, int]]:
@@ -81,7 +54,7 @@ def test_a_transcript_tailed_in_random_chunks_ends_as_a_fresh_read(
     live = tmp_path / fixture.name
     cut = max(1, len(data_bytes) // 5)
     live.write_bytes(data_bytes[:cut])
-    source = _source(live, tmp_path)
+    source = transcript_source(live, tmp_path)
     session_id = source.sessions()[0].session_id
     data = source.load(session_id)
     rng = random.Random(fixture.name)
@@ -91,8 +64,8 @@ def test_a_transcript_tailed_in_random_chunks_ends_as_a_fresh_read(
             size = rng.randint(1, 300)
             writer.write(data_bytes[position : position + size])
             position += size
-            data = _consume(source, data)
-    data = _consume(source, data)
+            data = consume(source, data)
+    data = consume(source, data)
     assert _shape(data) == _expected(live)
     validate_history(data.history.messages)
     assert not any(m.synthetic for m in data.history.messages)  # the agent's summaries are text
@@ -103,7 +76,7 @@ def test_a_transcript_tailed_in_random_chunks_ends_as_a_fresh_read(
     )
     assert data.history.tokens == fresh.tokens
     # The agent's own compactions reach the events timeline as they are tailed, once each.
-    loaded_fresh = _source(live, tmp_path / "fresh").load(session_id)
+    loaded_fresh = transcript_source(live, tmp_path / "fresh").load(session_id)
     agent_rows = [r for r in data.events if r.event_type == AGENT_COMPACTION]
     assert agent_rows == [r for r in loaded_fresh.events if r.event_type == AGENT_COMPACTION]
     assert len(agent_rows) == len(fresh.compactions)
@@ -113,7 +86,7 @@ def test_a_growing_session_is_appended_or_rewritten_never_reloaded(tmp_path: Pat
     writer = ClaudeCodeWriter(2, compact_every=7)
     live = tmp_path / "live.jsonl"
     live.write_text("".join(writer.turn()))
-    source = _source(live, tmp_path)
+    source = transcript_source(live, tmp_path)
     data = source.load("live")
     reloads = rewrites = 0
     with open(live, "a") as out:
@@ -124,13 +97,7 @@ def test_a_growing_session_is_appended_or_rewritten_never_reloaded(tmp_path: Pat
                 for change in source.poll():
                     reloads += change.compacted
                     rewrites += change.rewrite_from is not None
-                    data.grow(
-                        change.new_messages,
-                        change.new_events,
-                        change.spent_usd,
-                        change.rewrite_from,
-                        change.agent,
-                    )
+                    grow_by(data, change)
     assert reloads == 0
     assert rewrites >= 30  # the tool_use record joins the text record's message every turn
     assert _shape(data) == _expected(live)
@@ -145,7 +112,7 @@ def test_what_if_compaction_keeps_tailing_and_never_writes_the_file(tmp_path: Pa
     live = tmp_path / "live.jsonl"
     live.write_text("".join(line for _ in range(25) for line in writer.turn()))
     before = hashlib.sha256(live.read_bytes()).hexdigest()
-    source = _source(live, tmp_path)
+    source = transcript_source(live, tmp_path)
     data = source.load("live")
     assert data.plan.decision.fires
 
@@ -159,7 +126,7 @@ def test_what_if_compaction_keeps_tailing_and_never_writes_the_file(tmp_path: Pa
     assert asyncio.run(compact()) == "compacted"
     assert hashlib.sha256(live.read_bytes()).hexdigest() == before
     assert cache_path(tmp_path / "scratch").exists()
-    data = _consume(source, data)
+    data = consume(source, data)
     compacted = len(data.history)
     assert data.history.messages[data.history.floor - 1].metadata.compaction_span is not None
     with open(live, "a") as out:
@@ -167,12 +134,12 @@ def test_what_if_compaction_keeps_tailing_and_never_writes_the_file(tmp_path: Pa
             for line in writer.turn():
                 out.write(line)
                 out.flush()
-                data = _consume(source, data)
+                data = consume(source, data)
     assert len(data.history) == compacted + 8  # appended after the what-if summary
     assert [m.id for m in data.history.messages[-8:]] == [i for i, _, _ in _expected(live)[-8:]]
     assert data.compactions and not data.compactions[-1].undone
     undone = source.undo_latest("live")
-    data = _consume(source, data)
+    data = consume(source, data)
     assert undone.undone and _shape(data) == _expected(live)
 
 
@@ -180,14 +147,14 @@ def test_new_knobs_replan_from_the_recording(tmp_path: Path) -> None:
     writer = ClaudeCodeWriter(4)
     live = tmp_path / "live.jsonl"
     live.write_text("".join(line for _ in range(25) for line in writer.turn()))
-    source = _source(live, tmp_path)
+    source = transcript_source(live, tmp_path)
     data = source.load("live")
     assert data.agent is not None and data.agent.projected
     relaxed = msgspec.structs.replace(
         CONFIG, compaction_threshold_tokens=10**6, compaction_hard_cap_tokens=10**7
     )
     source.set_config("live", relaxed)
-    data = _consume(source, data)
+    data = consume(source, data)
     assert data.config == relaxed
     assert data.agent is not None and data.agent.projected == ()
     assert not data.plan.decision.fires
@@ -196,7 +163,7 @@ def test_new_knobs_replan_from_the_recording(tmp_path: Path) -> None:
 def test_a_malformed_line_is_skipped_and_named_in_the_notes(tmp_path: Path) -> None:
     live = tmp_path / "bad.jsonl"
     live.write_bytes((CLAUDE / "malformed_line.jsonl").read_bytes())
-    source = _source(live, tmp_path)
+    source = transcript_source(live, tmp_path)
     data = source.load("bad")
     assert data.agent is not None and data.agent.line_count == 4  # read on past line 3
     assert len(data.history.messages) == len(load_transcript(live).messages) == 2
@@ -217,7 +184,7 @@ def test_a_file_with_no_transcript_record_is_refused_saying_what_it_is(
 ) -> None:
     live = tmp_path / "bad.jsonl"
     live.write_bytes(content)
-    source = _source(live, tmp_path)
+    source = transcript_source(live, tmp_path)
     with pytest.raises(SourceUnavailable, match=re.escape(what)):
         source.load("bad")
     (row,) = source.sessions()
@@ -249,12 +216,12 @@ def test_the_agents_compaction_is_an_event_with_trigger_tokens_and_duration(
     live = tmp_path / "live.jsonl"
     lines = (CLAUDE / "preserved_segment.jsonl").read_bytes().splitlines(keepends=True)
     live.write_bytes(b"".join(lines[:6]))  # before the compaction
-    source = _source(live, tmp_path)
+    source = transcript_source(live, tmp_path)
     data = source.load("live")
     assert data.events == []
     with open(live, "ab") as out:
         out.writelines(lines[6:])
-    data = _consume(source, data)
+    data = consume(source, data)
     (row,) = data.events
     assert row.event_type == AGENT_COMPACTION and row.event_id < 0  # apart from what-if ids
     event = row.event
@@ -266,7 +233,7 @@ def test_the_agents_compaction_is_an_event_with_trigger_tokens_and_duration(
         38_500,
     )
     assert row.created_at_ms > 0  # when the summary was written
-    assert _consume(source, data).events == [row]  # not again on the next poll
+    assert consume(source, data).events == [row]  # not again on the next poll
 
 
 def test_a_partial_last_line_is_waited_for(tmp_path: Path) -> None:
@@ -274,14 +241,14 @@ def test_a_partial_last_line_is_waited_for(tmp_path: Path) -> None:
     live = tmp_path / "live.jsonl"
     first, second = writer.turn(), writer.turn()
     live.write_text("".join(first) + second[0][:30])
-    source = _source(live, tmp_path)
+    source = transcript_source(live, tmp_path)
     data = source.load("live")
     count = len(data.history)
-    data = _consume(source, data)
+    data = consume(source, data)
     assert len(data.history) == count  # half a record: nothing yet
     with open(live, "a") as out:
         out.write(second[0][30:])
-    data = _consume(source, data)
+    data = consume(source, data)
     assert len(data.history) == count + 1 and data.history.messages[-1].opens_turn
 
 
@@ -315,7 +282,7 @@ def test_a_long_first_read_reports_its_progress(
     writer = ClaudeCodeWriter(6)
     live = tmp_path / "live.jsonl"
     live.write_text("".join(line for _ in range(9) for line in writer.turn()))  # 45 lines
-    source = _source(live, tmp_path)
+    source = transcript_source(live, tmp_path)
     reports: list[str] = []
     source.progress = reports.append
     source.load("live")

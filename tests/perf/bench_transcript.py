@@ -37,6 +37,7 @@ from engine import CompactionConfig  # noqa: E402
 from metis_compaction_tui.app import MetisInspector  # noqa: E402
 from metis_compaction_tui.sources.session_data import SessionData  # noqa: E402
 from metis_compaction_tui.sources.transcript import TranscriptSource  # noqa: E402
+from tests.app.transcript_helpers import consume  # noqa: E402
 from tests.transcript_writer import ClaudeCodeWriter  # noqa: E402
 
 CONFIG = CompactionConfig(
@@ -109,17 +110,7 @@ def append_costs(path: Path, scratch: Path, writer: ClaudeCodeWriter, count: int
             out.writelines(writer.turn())
             out.flush()
             started = time.perf_counter()
-            for change in source.poll():
-                if change.compacted:
-                    data = source.load(path.stem)
-                else:
-                    data.grow(
-                        change.new_messages,
-                        change.new_events,
-                        change.spent_usd,
-                        change.rewrite_from,
-                        change.agent,
-                    )
+            data = consume(source, data)
             data.plan  # noqa: B018 - the dashboard plans the turn on every update
             costs.append(time.perf_counter() - started)
     return costs
