@@ -209,41 +209,29 @@ async def test_persistent_429_is_rate_limit_after_the_retries(server: MessagesAP
     assert len(server.requests) == 3
 
 
+# --- classification ------------------------------------------------------------------------------
+
+# HTTP status -> error class, and whether the SDK retries it before giving up.
+STATUS_CLASSES = [
+    *((code, ErrorClass.OVERLOADED, True) for code in (500, 502, 503, 529)),
+    *((code, ErrorClass.AUTH, False) for code in (401, 403)),
+    *((code, ErrorClass.CAPABILITY, False) for code in (400, 404, 413)),
+]
+
+
 @pytest.mark.asyncio
-@pytest.mark.parametrize("code", [500, 502, 503, 529])
-async def test_5xx_and_529_are_overloaded_after_the_retries(
-    server: MessagesAPIServer, code: int
+@pytest.mark.parametrize(("code", "error_class", "retried"), STATUS_CLASSES)
+async def test_each_error_status_has_its_class_and_only_5xx_and_529_are_retried(
+    server: MessagesAPIServer, code: int, error_class: ErrorClass, retried: bool
 ) -> None:
     server.script(*[status(code, headers=QUICK_RETRY)] * 2)
     async with summarizer_for(server.base_url, max_retries=1) as summarizer:
         error = await failure_of(summarizer)
-    assert error.error_class is ErrorClass.OVERLOADED
+    assert error.error_class is error_class
     assert str(code) in str(error)
-    assert len(server.requests) == 2
-
-
-# --- classification ------------------------------------------------------------------------------
-
-
-@pytest.mark.asyncio
-@pytest.mark.parametrize("code", [401, 403])
-async def test_401_and_403_are_auth_and_not_retried(server: MessagesAPIServer, code: int) -> None:
-    server.script(status(code))
-    async with summarizer_for(server.base_url, max_retries=2) as summarizer:
-        error = await failure_of(summarizer)
-    assert error.error_class is ErrorClass.AUTH
-    assert str(code) in str(error)
-    assert len(server.requests) == 1
-
-
-@pytest.mark.asyncio
-@pytest.mark.parametrize("code", [400, 404, 413])
-async def test_400_404_413_are_capability(server: MessagesAPIServer, code: int) -> None:
-    server.script(status(code))
-    async with summarizer_for(server.base_url) as summarizer:
-        error = await failure_of(summarizer)
-    assert error.error_class is ErrorClass.CAPABILITY
-    assert f"scripted {code}" in str(error)  # the API's own message is kept
+    assert len(server.requests) == (2 if retried else 1)
+    if error_class is ErrorClass.CAPABILITY:
+        assert f"scripted {code}" in str(error)  # the API's own message is kept
 
 
 @pytest.mark.asyncio

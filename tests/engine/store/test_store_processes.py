@@ -218,31 +218,30 @@ def test_kill_9_at_random_instants_of_append_compact_undo_churn(tmp_path: Path) 
 # -- another process's undo, and a newer schema -------------------------------------------------
 
 
-async def test_an_undo_in_another_process_is_picked_up_by_the_next_turn(tmp_path: Path) -> None:
-    store = make_store(tmp_path, turns=8)
-    manager = store.manager(SESSION, cache=None)
-    manager.commit(await manager.prepare())
-    compacted_ids = [m.id for m in manager.messages]
-    undo = subprocess.run(
-        [sys.executable, "-m", "metis_compaction_tui.cli", "undo", SESSION, "-w", str(tmp_path)],
+def cli_undo(workspace: Path) -> subprocess.CompletedProcess[str]:
+    """`metis-compaction-tui undo` run as its own process, as a user would from a shell."""
+    return subprocess.run(
+        [sys.executable, "-m", "metis_compaction_tui.cli", "undo", SESSION, "-w", str(workspace)],
         cwd=ROOT,
         capture_output=True,
         text=True,
         check=False,
     )
+
+
+async def test_an_undo_in_another_process_is_picked_up_by_the_next_turn(tmp_path: Path) -> None:
+    store = make_store(tmp_path, turns=8)
+    manager = store.manager(SESSION, cache=None)
+    manager.commit(await manager.prepare())
+    compacted_ids = [m.id for m in manager.messages]
+    undo = cli_undo(tmp_path)
     assert undo.returncode == 0, undo.stderr
     assert manager.sync()
     assert [m.id for m in manager.messages] != compacted_ids
     assert [m.id for m in manager.messages] == [
         m.id for turn in scripted_session(9, 8) for m in turn
     ]
-    refused = subprocess.run(
-        [sys.executable, "-m", "metis_compaction_tui.cli", "undo", SESSION, "-w", str(tmp_path)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    refused = cli_undo(tmp_path)
     assert refused.returncode == 1
     assert "no compaction to undo" in refused.stderr
 
