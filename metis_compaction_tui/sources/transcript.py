@@ -363,7 +363,9 @@ class TranscriptSource:
                     recording.probed = True  # 64 KiB once: a bad file is named before picked
                     recording.problem = probe_head(recording.path)
                 row = rows.get(session_id)
-                if recording.problem is not None:  # never an empty session: what is wrong
+                # Not read yet (read when picked), or unreadable: then never an empty session
+                # but what is wrong with it.
+                if row is None or recording.problem is not None:
                     config = recording.config
                     row = SessionRow(
                         session_id,
@@ -375,18 +377,6 @@ class TranscriptSource:
                         TriggerAction.SKIP,
                         int(_mtime(recording.path) * 1000),
                         problem=recording.problem,
-                    )
-                elif row is None:  # not read yet: read when picked
-                    config = recording.config
-                    row = SessionRow(
-                        session_id,
-                        f"{recording.title} (not read)",
-                        0,
-                        0,
-                        config.compaction_threshold_tokens,
-                        config.compaction_hard_cap_tokens,
-                        TriggerAction.SKIP,
-                        int(_mtime(recording.path) * 1000),
                     )
                 listed.append(row)
             return listed
