@@ -1,0 +1,156 @@
+"""The summary for a span: its §5.1 cache key, the §5.3 cache lookup, the summarizer call (cached
+and charged), or, for the `mask` strategy, the placeholder copies that need no call."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from engine.cache import CacheRow
+from engine.cache_key import compute_cache_key
+from engine.compaction.deps import Trigger
+from engine.compaction.writes import charge
+from engine.events import redact
+from engine.history import text_message
+from engine.messages import Message, Role
+from engine.outcomes import PreparedCompaction
+from engine.policy.cache_fit import cache_row_problem
+from engine.policy.span import SpanPlan
+from engine.policy.strategies import masked_span
+from engine.summarizers import SummarizerError, SummaryRequest
+
+if TYPE_CHECKING:
+    from engine.manager import SessionManager
+
+
+def _probe(text: str) -> Message:
+    """A summary as the message it would become, to count its tokens."""
+    return text_message("probe", Role.USER, text, synthetic=True)
+
+
+def cache_key(manager: SessionManager, span: SpanPlan, instructions: str | None) -> str:
+    history, config = manager.history, manager.config
+    return compute_cache_key(
+        history.messages[span.start : span.compaction_watermark],
+        summarization_model=config.compaction_model,
+        summarization_prompt_version=config.compaction_summary_prompt_version,
+        summarization_max_tokens=config.compaction_max_summary_tokens,
+        instructions=instructions,
+        message_bytes=history.canonical_bytes(span.start, span.compaction_watermark),
+        # A summarizer whose request differs from the plain one (trimmed tool outputs, the
+        # session's cached prefix) may summarize differently: its variant is in the key.
+        request_variant=getattr(manager.summarizer, "request_variant", None),
+    )
+
+
+def usable_hit(manager: SessionManager, key: str, span: SpanPlan) -> CacheRow | None:
+    """A hit only if the row fits this span and its summary is a message within the summary
+    budget (issue 17: a hand-edited 3 MB summary left a session ten times over its hard cap).
+    Anything else is a miss, reported in `cache.rejected` and evicted."""
+    cache = manager.cache
+    assert cache is not None
+    cached = cache.get(key)
+    if cached is None:
+        return None
+    budget = manager.config.compaction_max_summary_tokens
+    counter = manager.history.counter
+    problem = cache_row_problem(cached, span, budget, lambda text: counter(_probe(text)))
+    if problem is None:
+        return cached
+    cache.rejected.append(f"compaction_cache row {key}: {problem}")
+    cache.evict(key)
+    return None
+
+
+async def prepare_summary(
+    manager: SessionManager, span: SpanPlan, instructions: str | None, trigger: Trigger
+) -> PreparedCompaction:
+    """The span's summary from the cache, or from one summarizer call (then cached)."""
+    config = manager.config
+    span_messages = tuple(manager.history.messages[span.start : span.compaction_watermark])
+    key = cache_key(manager, span, instructions)
+    cached = usable_hit(manager, key, span) if manager.cache is not None else None
+    common = dict(
+        session_id=manager.session_id,
+        span=span,
+        span_ids=tuple(m.id for m in span_messages),
+        prompt_version=config.compaction_summary_prompt_version,
+        cache_key=key,
+        instructions=instructions,
+        trigger=trigger,
+        strategy=config.compaction_strategy,
+    )
+    if cached is not None:
+        # §5.3: a hit makes no call and costs nothing.
+        return PreparedCompaction(
+            summary=cached.summary_text,
+            model=cached.summarization_model,
+            cache_hit=True,
+            tokens_in=cached.span_token_count_in,
+            tokens_out=cached.span_token_count_out,
+            cost_usd=Decimal(0),
+            latency_ms=0,
+            **common,  # type: ignore[arg-type]
+        )
+    request = SummaryRequest(
+        span=span_messages,
+        prompt_version=config.compaction_summary_prompt_version,
+        max_tokens=config.compaction_max_summary_tokens,
+        instructions=instructions,
+        history=tuple(manager.history.messages),
+        span_start=span.start,
+    )
+    try:
+        result = await manager.summarizer.summarize(request)
+    except SummarizerError as error:
+        charge(manager, error.billed_cost_usd)
+        raise
+    # A model may repeat a key or token pasted in the span: neither the cache file nor the
+    # spliced summary keeps it (issue 6, secrets).
+    summary = redact(result.text)
+    # Cached before the spend is written: if the store refuses now, the retry pays nothing.
+    if summary.strip() and manager.cache is not None:
+        manager.cache.put(
+            CacheRow(
+                cache_key=key,
+                summary_text=summary,
+                summarization_model=config.compaction_model,
+                summarization_prompt_version=config.compaction_summary_prompt_version,
+                span_message_count=span.span_message_count,
+                span_token_count_in=span.span_tokens,
+                span_token_count_out=result.tokens_out,
+            )
+        )
+    charge(manager, result.cost_usd)
+    # The call's own figures (tokens, cost, latency, usage) travel with the summary.
+    return PreparedCompaction(
+        summary=summary, model=config.compaction_model, cache_hit=False,
+        tokens_in=result.tokens_in, tokens_out=result.tokens_out, cost_usd=result.cost_usd,
+        latency_ms=result.latency_ms, usage=result.usage,
+        **common,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+def prepare_mask(manager: SessionManager, span: SpanPlan, trigger: Trigger) -> PreparedCompaction:
+    """engine.policy.strategies `mask`: the span's tool results as placeholders, no call."""
+    history, config = manager.history, manager.config
+    replacement = tuple(masked_span(history, span.start, span.compaction_watermark))
+    return PreparedCompaction(
+        session_id=manager.session_id,
+        span=span,
+        span_ids=tuple(m.id for m in history.messages[span.start : span.compaction_watermark]),
+        summary="",
+        model=config.compaction_model,
+        prompt_version=config.compaction_summary_prompt_version,
+        cache_key="",
+        cache_hit=False,
+        tokens_in=span.span_tokens,
+        tokens_out=0,
+        cost_usd=Decimal(0),
+        latency_ms=0,
+        instructions=None,
+        trigger=trigger,
+        strategy=config.compaction_strategy,
+        action="mask",
+        replacement=replacement,
+    )
