@@ -30,6 +30,7 @@ from engine.outcomes import (
     CompactionOutcome,
     CompactionPreview,
     PreparedCompaction,
+    SessionSnapshot,
     SpanChanged,
     TurnPlan,
 )
@@ -156,6 +157,12 @@ class SessionManager:
         snapshot = self.persistence.snapshot_if_changed(self.session_id, self.revision)
         if snapshot is None:
             return False
+        self.load_snapshot(snapshot)
+        return True
+
+    def load_snapshot(self, snapshot: SessionSnapshot) -> None:
+        """Take the stored session as it is: its messages with their stored token counts (they may
+        be the adapter's own, §3.1, not re-estimated), its spend and its revision."""
         self.history = History(
             snapshot.messages,
             stable_prefix_end=snapshot.stable_prefix_end,
@@ -165,7 +172,6 @@ class SessionManager:
         )
         self.spent_usd = snapshot.spent_usd
         self.revision = snapshot.revision
-        return True
 
     # -- planning (pure) -----------------------------------------------------------------------
 

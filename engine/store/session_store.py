@@ -317,14 +317,7 @@ class SessionStore:
             **knobs,
             **passthrough,
         )
-        # The stored counts, not re-estimated ones: they may be the adapter's own (§3.1).
-        manager.history = History(
-            snapshot.messages,
-            stable_prefix_end=snapshot.stable_prefix_end,
-            counter=manager.history.counter,
-            tokens=snapshot.tokens,
-            eager_canonical=True,
-        )
+        manager.load_snapshot(snapshot)  # the stored counts, not re-estimated ones
         self._spend_seen[session_id] = snapshot.spent_usd
         return manager
 

@@ -9,8 +9,8 @@ per thread. Failures the user should see come out as `SourceUnavailable(problem)
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Literal, Protocol
@@ -132,3 +132,13 @@ class SessionSource(Protocol):
     def set_config(self, session_id: str, config: CompactionConfig) -> None:
         """Re-plan a session under other knobs (a source whose actions hold "tune"; else
         ActionRefused)."""
+
+
+@contextmanager
+def cache_closed_after(manager: SessionManager) -> Iterator[SessionManager]:
+    """A manager for one action; its cache connection closed after (each action opens its own)."""
+    try:
+        yield manager
+    finally:
+        if manager.cache is not None:
+            manager.cache.close()

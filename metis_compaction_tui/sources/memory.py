@@ -38,6 +38,7 @@ from metis_compaction_tui.sources.base import (
     CompactionLands,
     SessionRow,
     SourceChange,
+    cache_closed_after,
 )
 from metis_compaction_tui.sources.session_data import (
     CompactionInfo,
@@ -341,11 +342,8 @@ class MemorySource:
                 spent_usd=session.spent_usd,
                 revision=session.revision,
             )
-        try:
+        with cache_closed_after(manager):
             yield manager
-        finally:
-            if manager.cache is not None:
-                manager.cache.close()
 
     def undo_latest(self, session_id: str) -> CompactionInfo:
         with self.store.lock:

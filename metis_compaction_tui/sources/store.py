@@ -28,6 +28,7 @@ from metis_compaction_tui.sources.base import (
     SourceAction,
     SourceChange,
     SourceUnavailable,
+    cache_closed_after,
 )
 from metis_compaction_tui.sources.session_data import (
     CompactionInfo,
@@ -281,11 +282,8 @@ class StoreSource:
             manager = store.manager(
                 session_id, summarizer_settings=settings.summarizer, **settings.overrides()
             )
-            try:
+            with cache_closed_after(manager):
                 yield manager
-            finally:
-                if manager.cache is not None:
-                    manager.cache.close()
 
     def undo_latest(self, session_id: str) -> CompactionInfo:
         from engine.store import UndoRefused
