@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import subprocess
-import sys
 from decimal import Decimal
 from pathlib import Path
 
@@ -19,7 +17,7 @@ from engine.layout import metis_dir, store_path
 from engine.store import SessionStore
 from engine.summarizers.anthropic_summarizer import AnthropicSummarizer
 from metis_compaction_tui.demo.workload import scripted_session
-from tests.hostile.conftest import ROOT
+from tests.cli_process import run_cli
 from tests.messages_api_server import MessagesAPIServer, ok, status
 
 KEY = "sk-ant-api03-HOSTILEKEY0123456789abcdef"
@@ -121,14 +119,7 @@ def test_the_key_in_the_environment_never_reaches_cli_output(tmp_path: Path) -> 
         ["compact", SESSION, "-w", str(tmp_path), "--dry-run", "--json"],
         ["cache", "list", "-w", str(tmp_path), "--json"],
     ):
-        done = subprocess.run(
-            [sys.executable, "-m", "metis_compaction_tui.cli", *args],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        done = run_cli(*args, env=env)
         assert done.returncode == 0, done.stderr
         outputs.append(done.stdout + done.stderr)
     assert not leaks("\n".join(outputs))

@@ -10,8 +10,6 @@ and-set in the commit's transaction): the writer re-reads instead of writing ove
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 
 import msgspec
 import pytest
@@ -19,21 +17,14 @@ import pytest
 from engine.outcomes import SpanChanged
 from engine.store import SessionStore
 from metis_compaction_tui.demo.workload import scripted_session
+from tests.cli_process import run_cli
 from tests.engine.store.test_store_processes import QUIET
-from tests.hostile.conftest import ROOT
 
 SESSION = "s"
 
 
 def _undo_in_another_process(workspace: object) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "metis_compaction_tui.cli", "undo", SESSION, str(workspace)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = run_cli("undo", SESSION, str(workspace), timeout=60)
     assert done.returncode == 0, done.stderr
 
 

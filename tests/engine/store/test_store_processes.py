@@ -9,7 +9,6 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from engine.layout import store_path
 from engine.store import SessionStore
 from engine.store.tail import StoreTailer
 from metis_compaction_tui.demo.workload import scripted_session
+from tests.cli_process import run_cli
 from tests.processes import spawn_worker
 
 WORKERS = Path(__file__).with_name("store_workers.py")
@@ -218,30 +218,19 @@ def test_kill_9_at_random_instants_of_append_compact_undo_churn(tmp_path: Path) 
 # -- another process's undo, and a newer schema -------------------------------------------------
 
 
-def cli_undo(workspace: Path) -> subprocess.CompletedProcess[str]:
-    """`metis-compaction-tui undo` run as its own process, as a user would from a shell."""
-    return subprocess.run(
-        [sys.executable, "-m", "metis_compaction_tui.cli", "undo", SESSION, "-w", str(workspace)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-
-
 async def test_an_undo_in_another_process_is_picked_up_by_the_next_turn(tmp_path: Path) -> None:
     store = make_store(tmp_path, turns=8)
     manager = store.manager(SESSION, cache=None)
     manager.commit(await manager.prepare())
     compacted_ids = [m.id for m in manager.messages]
-    undo = cli_undo(tmp_path)
+    undo = run_cli("undo", SESSION, "-w", str(tmp_path))
     assert undo.returncode == 0, undo.stderr
     assert manager.sync()
     assert [m.id for m in manager.messages] != compacted_ids
     assert [m.id for m in manager.messages] == [
         m.id for turn in scripted_session(9, 8) for m in turn
     ]
-    refused = cli_undo(tmp_path)
+    refused = run_cli("undo", SESSION, "-w", str(tmp_path))
     assert refused.returncode == 1
     assert "no compaction to undo" in refused.stderr
 
@@ -253,13 +242,7 @@ def test_another_process_refuses_a_newer_schema_and_leaves_the_file_alone(tmp_pa
         conn.execute("PRAGMA user_version = 7")
     conn.close()
     before = path.read_bytes()
-    done = subprocess.run(
-        [sys.executable, "-m", "metis_compaction_tui.cli", "status", str(tmp_path)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = run_cli("status", str(tmp_path))
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0
     assert "is schema version 7; this metis-compaction-tui knows up to 2: upgrade it" in done.stderr
