@@ -16,9 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from engine import SpanChanged
 from engine.store import SessionStore
 from metis_compaction_tui.demo.workload import scripted_session
+from tests.engine.store.store_workers import compact_once
 
 # Points inside a compaction's transaction (SessionStore._fault_hook), where a kill hurts most.
 COMMIT_POINTS = ("archived", "shifted", "inserted", "before_commit", "committed")
@@ -52,17 +52,11 @@ async def compactor(workspace: Path, session_id: str, seed: int, side: Path) -> 
 
     store._fault_hook = hook
     while True:
-        # A fresh manager each time: sync() picks up compactions, not another process's appends.
-        manager = store.manager(session_id, cache=None)
-        try:
-            prepared = await manager.prepare()
-            manager.commit(prepared)
-        except ValueError:  # nothing to compact yet
+        result, manager = await compact_once(store, session_id)
+        if result == "nothing":
             await asyncio.sleep(0.005)
-            continue
-        except SpanChanged:
-            continue
-        note(side, str(manager.revision))
+        elif result == "compacted":
+            note(side, str(manager.revision))
 
 
 def main() -> None:

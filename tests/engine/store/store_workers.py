@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-from engine import CompactionConfig, SpanChanged, validate_history
+from engine import CompactionConfig, SessionManager, SpanChanged, validate_history
 from engine.store import SessionStore
 from metis_compaction_tui.demo.workload import scripted_session
 
@@ -54,20 +54,31 @@ async def writer(workspace: Path, session_id: str, turns: int, pace: float, seed
     store.close()
 
 
+async def compact_once(store: SessionStore, session_id: str) -> tuple[str, SessionManager]:
+    """The app's "compact now" once, with a fresh manager (sync() picks up compactions, not
+    another process's appends): "compacted", "nothing" (nothing to compact yet) or "lost"
+    (another process committed first)."""
+    manager = store.manager(session_id, cache=None)
+    try:
+        manager.commit(await manager.prepare())
+    except ValueError:  # NothingToCompact
+        return "nothing", manager
+    except SpanChanged:
+        return "lost", manager
+    return "compacted", manager
+
+
 async def compactor(workspace: Path, session_id: str, count: int, start_file: Path) -> None:
     """The app's "compact now", repeated: prepare, then commit; a lost race is retried."""
     wait_for(start_file)
     store = SessionStore.open(workspace)
     done = 0
     while done < count:
-        manager = store.manager(session_id, cache=None)
-        try:
-            prepared = await manager.prepare()
-            manager.commit(prepared)
-        except ValueError:  # nothing to compact yet
+        result, manager = await compact_once(store, session_id)
+        if result == "nothing":
             await asyncio.sleep(0.02)
             continue
-        except SpanChanged:
+        if result == "lost":
             say(span_changed=True)
             continue
         done += 1
