@@ -78,6 +78,8 @@ class _Importer(Protocol):
 
     def feed(self, lines: list[tuple[int, bytes]]) -> None: ...
 
+    def settle(self) -> None: ...
+
     def transcript(self, line_count: int) -> ImportedTranscript: ...
 
 
@@ -457,6 +459,7 @@ class TranscriptTail:
         importer = self._importer
         if importer is None:
             return TailUpdate(reset, [], [], [], self._line_count)
+        importer.settle()
         builder = importer.builder
         changed_from, usage_changed_from = builder.changed_from, builder.usage_changed_from
         messages = builder.messages()
