@@ -369,6 +369,11 @@ class ClaudeCodeImporter:
 
     def _advance(self, leaf: str) -> None:
         """Extend the imported chain to `leaf`, or rebuild it when `leaf` is on another branch."""
+        if not self._chain:  # a first read: the chain is all of it, walked once
+            self._relinked = False
+            for uuid in self._active(leaf):
+                self._append(uuid)
+            return
         path: list[str] = []
         seen: set[str] = set()
         current: str | None = leaf
@@ -424,7 +429,8 @@ class ClaudeCodeImporter:
         record, builder = node.record, self.builder
         message = record.message or _ApiMessage()
         role = Role.USER if record.type == "user" else Role.ASSISTANT
-        ts = timestamp_ms(record.timestamp)
+        # Read only where it is kept: a record of the newest message's role merges into it.
+        ts = timestamp_ms(record.timestamp) if builder.last_role() is not role else None
         synthetic = bool(record.is_compact_summary)
         index: int | None = None
         for block in self._blocks(role, msgspec.json.decode(message.content)):

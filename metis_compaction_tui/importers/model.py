@@ -214,7 +214,8 @@ class HistoryBuilder:
             drafts.append(_Draft(msg_id, role, expected, ts))
         draft = drafts[-1]
         index = len(drafts) - 1
-        self._touch(index)
+        if index < self._stale_from or index < self.changed_from:
+            self._touch(index)
         if isinstance(block, ToolResultContentBlock):
             self._add_result(draft, block)
         elif isinstance(block, ToolUseContentBlock):
