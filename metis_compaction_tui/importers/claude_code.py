@@ -65,14 +65,14 @@ KNOWN_TYPES = RECORD_TYPES | {
 _NON_MESSAGE_DEPTH = 4  # progress/system records between a tool call and its result
 
 
-class _Usage(msgspec.Struct):
+class _Usage(msgspec.Struct, gc=False):
     input_tokens: int | None = None
     output_tokens: int | None = None
     cache_read_input_tokens: int | None = None
     cache_creation_input_tokens: int | None = None
 
 
-class _ApiMessage(msgspec.Struct):
+class _ApiMessage(msgspec.Struct, gc=False):
     id: str | None = None
     # A string or a list of block objects, decoded only when the record joins the active chain:
     # abandoned branches are never decoded, and raw bytes are cheap to keep for a rebuild.
@@ -80,13 +80,13 @@ class _ApiMessage(msgspec.Struct):
     usage: _Usage | None = None
 
 
-class _PreservedSegment(msgspec.Struct, rename="camel"):
+class _PreservedSegment(msgspec.Struct, rename="camel", gc=False):
     head_uuid: str | None = None
     anchor_uuid: str | None = None
     tail_uuid: str | None = None
 
 
-class _CompactMetadata(msgspec.Struct, rename="camel"):
+class _CompactMetadata(msgspec.Struct, rename="camel", gc=False):
     trigger: str | None = None
     pre_tokens: int | None = None
     post_tokens: int | None = None
@@ -94,7 +94,7 @@ class _CompactMetadata(msgspec.Struct, rename="camel"):
     preserved_segment: _PreservedSegment | None = None
 
 
-class _Record(msgspec.Struct, rename="camel"):
+class _Record(msgspec.Struct, rename="camel", gc=False):
     """Only the fields we use: msgspec skips the rest (toolUseResult copies, snapshots) unparsed."""
 
     type: str = ""
@@ -113,14 +113,14 @@ class _Record(msgspec.Struct, rename="camel"):
 _decoder = msgspec.json.Decoder(_Record)
 
 
-class _Node:
-    __slots__ = ("line", "parent", "prev", "record")
+class _Node(msgspec.Struct, gc=False):
+    """One record of the tree; untracked by the GC (it holds strings and a record, no cycles):
+    a 100 MB log has 130,000 of them."""
 
-    def __init__(self, record: _Record, line: int, parent: str | None, prev: str | None) -> None:
-        self.record = record
-        self.line = line
-        self.parent = parent  # as written (or the logical parent across a boundary)
-        self.prev = prev  # the node before it in the file: where a dangling parent goes on from
+    record: _Record
+    line: int
+    parent: str | None  # as written (or the logical parent across a boundary)
+    prev: str | None  # the node before it in the file: where a dangling parent goes on from
 
     @property
     def content(self) -> bytes:
@@ -172,16 +172,22 @@ class ClaudeCodeImporter(LogImporter):
         # A preserved segment read since the last advance re-parents records that may already be
         # on the chain, so the chain is recomputed rather than extended.
         self._relinked = False
+        self._unsettled = False  # a leaf fed that the chain does not reach yet
 
     def feed(self, lines: list[tuple[int, bytes]]) -> None:
-        leaf: str | None = None
+        """Index the lines; the chain follows at the next `settle()`, once per poll rather than
+        once per batch (each advance past a parallel call walks the whole chain)."""
         for line_number, raw in lines:
             uuid = self._index(line_number, raw)
             if uuid is not None:
-                leaf = uuid
-        if leaf is not None:
-            self._leaf = leaf
-            self._advance(self._extend_leaf(leaf))
+                self._leaf = uuid
+                self._unsettled = True
+
+    def settle(self) -> None:
+        """Bring the imported chain up to the newest leaf fed."""
+        if self._unsettled and self._leaf is not None:
+            self._unsettled = False
+            self._advance(self._extend_leaf(self._leaf))
 
     def _index(self, line_number: int, raw: bytes) -> str | None:
         """Record one line; returns its uuid if it is a user/assistant node (a leaf candidate)."""
@@ -356,6 +362,11 @@ class ClaudeCodeImporter(LogImporter):
 
     def _advance(self, leaf: str) -> None:
         """Extend the imported chain to `leaf`, or rebuild it when `leaf` is on another branch."""
+        if not self._chain:  # a first read: the chain is all of it, walked once
+            self._relinked = False
+            for uuid in self._active(leaf):
+                self._append(uuid)
+            return
         path: list[str] = []
         seen: set[str] = set()
         current: str | None = leaf
@@ -411,7 +422,8 @@ class ClaudeCodeImporter(LogImporter):
         record, builder = node.record, self.builder
         message = record.message or _ApiMessage()
         role = Role.USER if record.type == "user" else Role.ASSISTANT
-        ts = timestamp_ms(record.timestamp)
+        # Read only where it is kept: a record of the newest message's role merges into it.
+        ts = timestamp_ms(record.timestamp) if builder.last_role() is not role else None
         synthetic = bool(record.is_compact_summary)
         index: int | None = None
         for block in self._blocks(role, msgspec.json.decode(message.content)):
@@ -468,6 +480,7 @@ class ClaudeCodeImporter(LogImporter):
         return blocks
 
     def transcript(self, line_count: int) -> ImportedTranscript:
+        self.settle()
         skipped = self.skipped + self.builder.skipped
         inactive = self._message_records - self._chain_messages
         if inactive:

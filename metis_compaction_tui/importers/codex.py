@@ -156,6 +156,9 @@ class CodexImporter(LogImporter):
         # (kind, role, text), kind "item" or "event".
         self._unpaired: list[tuple[str, str, str]] = []
 
+    def settle(self) -> None:
+        """Nothing deferred: each record extends the history as it is read."""
+
     def feed(self, lines: list[tuple[int, bytes]]) -> None:
         for line_number, raw in lines:
             record = decode_line(_decoder, raw, line_number, self.skipped_lines)

@@ -128,6 +128,9 @@ def timestamp_ms(value: object) -> int | None:
         return None
 
 
+_NO_IDS: frozenset[str] = frozenset()
+
+
 class _Draft:
     """A message still open to merges. A user draft keeps the tool results it owes the assistant
     message before it, in call order, with placeholders until the real results arrive."""
@@ -138,13 +141,15 @@ class _Draft:
         self.id = msg_id
         self.role = role
         self.blocks: list[ContentBlock] = []
-        self.tool_ids: list[str] = []  # assistant: tool_use ids in order; user: results owed
+        # Tuples and a shared empty set, not a list and a set per message: a 100 MB log holds
+        # 100,000 drafts, and fewer containers the garbage collector tracks is a faster read.
+        self.tool_ids: tuple[str, ...] = ()  # assistant: tool_use ids in order; user: owed
         self.results: dict[str, ToolResultContentBlock] = {}
-        self.placeholders: set[str] = set(expected)
+        self.placeholders: set[str] | frozenset[str] = set(expected) if expected else _NO_IDS
         self.synthetic = False
         self.ts = ts
         if role is Role.USER:
-            self.tool_ids = list(expected)
+            self.tool_ids = expected
             for tool_id in expected:
                 self.results[tool_id] = ToolResultContentBlock(tool_id, NO_RESULT, is_error=True)
 
@@ -205,18 +210,19 @@ class HistoryBuilder:
         if not drafts or drafts[-1].role is not role:
             expected: tuple[str, ...] = ()
             if role is Role.USER and drafts:
-                expected = tuple(drafts[-1].tool_ids)
+                expected = drafts[-1].tool_ids
             drafts.append(_Draft(msg_id, role, expected, ts))
         draft = drafts[-1]
         index = len(drafts) - 1
-        self._touch(index)
+        if index < self._stale_from or index < self.changed_from:
+            self._touch(index)
         if isinstance(block, ToolResultContentBlock):
             self._add_result(draft, block)
         elif isinstance(block, ToolUseContentBlock):
             if block.id in draft.tool_ids:
                 self.warnings.append(f"tool_use {block.id!r} repeated; kept the first")
             else:
-                draft.tool_ids.append(block.id)
+                draft.tool_ids = (*draft.tool_ids, block.id)
                 draft.blocks.append(block)
         else:
             draft.blocks.append(block)
@@ -231,7 +237,7 @@ class HistoryBuilder:
     def _add_result(self, draft: _Draft, block: ToolResultContentBlock) -> None:
         tool_id = block.tool_use_id
         if tool_id in draft.placeholders:
-            draft.placeholders.discard(tool_id)
+            draft.placeholders.discard(tool_id)  # type: ignore[union-attr]  # a set: holds it
             draft.results[tool_id] = block
         elif tool_id in draft.results:
             self.warnings.append(f"tool_result {tool_id!r} repeated; kept the first")

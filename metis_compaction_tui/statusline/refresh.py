@@ -13,6 +13,7 @@ metis_compaction_tui.importers). So a call reads O(bytes since the seam), not th
 from __future__ import annotations
 
 import fcntl
+import gc
 import json
 import os
 import sys
@@ -132,6 +133,18 @@ def _price_usd(model: str, pre: int, post: int) -> Decimal | None:
 def refresh(path: str, directory: str, model: str = "", *, wait: bool = False) -> bool:
     """Bring the saved figures for `path` up to date. False when another refresh holds the lock
     (and `wait` is off) or the file cannot be read."""
+    # A refresh builds objects that live until it ends: a collection on the way frees nothing
+    # and rescans a first read's 100,000 messages (the tail pauses it too, for its own read).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _refresh(path, directory, model, wait)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _refresh(path: str, directory: str, model: str, wait: bool) -> bool:
     path = os.path.abspath(path)
     key = state_key(path)
     os.makedirs(directory, mode=0o700, exist_ok=True)
