@@ -68,6 +68,32 @@ async def loaded(pilot: Pilot[object], app: MetisInspector, session_id: str | No
     await pilot.pause()
 
 
+async def open_latest_summary(pilot: Pilot[object], app: MetisInspector) -> int:
+    """Put the cursor on the session's latest summary and open its detail screen; its index."""
+    assert app.data is not None
+    index = max(i for i, m in enumerate(app.data.history.messages) if m.metadata.compaction_span)
+    from metis_compaction_tui.screens.summary_detail import SummaryDetailScreen
+    from metis_compaction_tui.widgets.message_list import MessageList
+
+    messages = app.query_one("#messages", MessageList)
+    messages.follow = False
+    messages.cursor = index
+    await pilot.press("enter")
+    assert isinstance(app.screen, SummaryDetailScreen)
+    await wait_workers(app)
+    await pilot.pause()
+    return index
+
+
+async def first_toast(pilot: Pilot[object], app: MetisInspector, *keys: str) -> object:
+    """Press `keys`, wait for their workers, and return the one toast they raised."""
+    await pilot.press(*keys)
+    await wait_workers(app)
+    await wait_until(pilot, lambda: len(app._notifications) > 0, what="a toast")
+    (toast,) = list(app._notifications)
+    return toast
+
+
 def user_text(message_id: str, text: str) -> Message:
     return Message(id=message_id, role=Role.USER, content=(TextContentBlock(text),))
 

@@ -21,6 +21,7 @@ from tests.app.app_helpers import (
     SIZE,
     loaded,
     make_app,
+    open_latest_summary,
     press_and_settle,
     wait_until,
     wait_workers,
@@ -178,20 +179,11 @@ async def test_opening_a_summary_shows_it_beside_its_archived_originals(workspac
     app = make_app(workspace)
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot, app, "ledger")
+        index = await open_latest_summary(pilot, app)
         assert app.data is not None
-        index = max(
-            i for i, m in enumerate(app.data.history.messages) if m.metadata.compaction_span
-        )
         info = app.data.compaction_for(app.data.history.messages[index])
         assert info is not None
-        messages = app.query_one("#messages", MessageList)
-        messages.follow = False
-        messages.cursor = index
-        await pilot.press("enter")
         screen = app.screen
-        assert isinstance(screen, SummaryDetailScreen)
-        await wait_workers(app)
-        await pilot.pause()
         originals = screen.query_one("#originals", MessageList)
         assert originals.row_count() == info.record.span_message_count
         assert originals.first_index == info.record.watermark_before

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,12 +24,19 @@ from engine.summarizers.base import ErrorClass, SummarizerError
 from metis_compaction_tui.error_text import error_line, scrub_secrets
 from metis_compaction_tui.screens import knobs
 from metis_compaction_tui.screens.cache_browser import CacheBrowserScreen
-from metis_compaction_tui.screens.summary_detail import SummaryDetailScreen
 from metis_compaction_tui.sources.base import ActionRefused, SourceUnavailable
 from metis_compaction_tui.sources.store import StoreSource
 from metis_compaction_tui.widgets.message_list import MessageList
 from metis_compaction_tui.widgets.store_banner import StoreBanner
-from tests.app.app_helpers import SIZE, loaded, make_app, wait_until, wait_workers
+from tests.app.app_helpers import (
+    SIZE,
+    first_toast,
+    loaded,
+    make_app,
+    open_latest_summary,
+    wait_until,
+    wait_workers,
+)
 from tests.app.test_app_compact import open_compact_now
 
 KEY = "sk-ant-api03-Zx9_SECRETSECRETSECRET-abc"
@@ -133,10 +141,7 @@ async def test_a_bug_in_the_undo_action_is_a_plain_toast_and_a_logged_traceback(
     app = make_app(workspace)
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot, app, "ledger")
-        await pilot.press("u", "y")
-        await wait_workers(app)
-        await wait_until(pilot, lambda: len(app._notifications) > 0, what="a toast")
-        (toast,) = list(app._notifications)
+        toast: Any = await first_toast(pilot, app, "u", "y")
         log = app_error_log_path(workspace)
         assert toast.message == (
             f"undo failed: unexpected error while undoing: RuntimeError; details in {log}"
@@ -156,10 +161,7 @@ async def test_a_refusal_with_markup_and_a_key_is_shown_literally_without_the_ke
     app = make_app(workspace)
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot, app, "ledger")
-        await pilot.press("u", "y")
-        await wait_workers(app)
-        await wait_until(pilot, lambda: len(app._notifications) > 0, what="a toast")
-        (toast,) = list(app._notifications)
+        toast: Any = await first_toast(pilot, app, "u", "y")
         assert toast.message.startswith("undo refused: [bold red]boom[/] ␛[2J")
         assert not toast.markup
         assert_clean(toast.message)
@@ -230,18 +232,8 @@ async def test_unreadable_originals_are_named_in_one_clean_line(
     app = make_app(workspace)
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot, app, "ledger")
-        assert app.data is not None
-        index = max(
-            i for i, m in enumerate(app.data.history.messages) if m.metadata.compaction_span
-        )
-        messages = app.query_one("#messages", MessageList)
-        messages.follow = False
-        messages.cursor = index
-        await pilot.press("enter")
+        await open_latest_summary(pilot, app)
         screen = app.screen
-        assert isinstance(screen, SummaryDetailScreen)
-        await wait_workers(app)
-        await pilot.pause()
         empty = screen.query_one("#originals", MessageList).empty_text
         assert empty.startswith("[bold red]boom[/] ␛[2J")
         assert_clean(empty)
