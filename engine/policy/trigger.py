@@ -39,6 +39,13 @@ class TriggerDecision(msgspec.Struct, frozen=True):
     def fires(self) -> bool:
         return self.action is not TriggerAction.SKIP
 
+    @property
+    def tokens_to_threshold(self) -> int | None:
+        """How far below the soft trigger this is, or None when it is not simply below it."""
+        if self.reason is not TriggerReason.BELOW_THRESHOLD:
+            return None
+        return self.threshold_tokens - self.pending_history_tokens
+
     def explain(self) -> str:
         """One plain sentence for a status line."""
         pending = f"{self.pending_history_tokens:,} pending tokens"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal
+from urllib.parse import urlsplit
 
 import msgspec
 
@@ -78,8 +79,16 @@ class SummarizerSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unkno
             raise ConfigError(
                 "summarizer.import", f"{self.import_path!r} is not 'package.module:factory'"
             )
-        if self.base_url is not None and not _URL.match(self.base_url):
-            raise ConfigError("summarizer.base_url", f"{self.base_url!r} is not an http(s) URL")
+        if self.base_url is not None:
+            if not _URL.match(self.base_url):
+                raise ConfigError("summarizer.base_url", "is not an http(s) URL")
+            # Credentials in the URL would be shown wherever the setting is (status, the app's
+            # settings screen): refused, without echoing them.
+            if "@" in urlsplit(self.base_url).netloc:
+                raise ConfigError(
+                    "summarizer.base_url",
+                    "holds a user name or password; put the key in ANTHROPIC_API_KEY instead",
+                )
         if isinstance(self.timeout_s, bool) or not 0 < self.timeout_s <= 3600:
             raise ConfigError("summarizer.timeout_s", f"{self.timeout_s!r} must be in (0, 3600]")
 

@@ -65,11 +65,22 @@ KNOWN_TYPES = RECORD_TYPES | {
 _NON_MESSAGE_DEPTH = 4  # progress/system records between a tool call and its result
 
 
+def _no_negatives(record: msgspec.Struct) -> None:
+    """A count below zero is not a count: read as unknown (None), like a missing one."""
+    for name in record.__struct_fields__:
+        value = getattr(record, name)
+        if isinstance(value, int) and value < 0:
+            setattr(record, name, None)
+
+
 class _Usage(msgspec.Struct, gc=False):
     input_tokens: int | None = None
     output_tokens: int | None = None
     cache_read_input_tokens: int | None = None
     cache_creation_input_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        _no_negatives(self)
 
 
 class _ApiMessage(msgspec.Struct, gc=False):
@@ -92,6 +103,9 @@ class _CompactMetadata(msgspec.Struct, rename="camel", gc=False):
     post_tokens: int | None = None
     duration_ms: int | None = None
     preserved_segment: _PreservedSegment | None = None
+
+    def __post_init__(self) -> None:
+        _no_negatives(self)
 
 
 class _Record(msgspec.Struct, rename="camel", gc=False):

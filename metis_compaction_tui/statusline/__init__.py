@@ -215,7 +215,9 @@ def spawn_refresh(directory: str, path: str, model: str) -> None:
     Claude Code never waits for a parse. posix_spawn: `subprocess` alone costs milliseconds."""
     if refresh_running(directory, path):
         return  # one is reading this transcript now (a first read of a big file takes seconds)
-    argv = [sys.executable, "-m", "metis_compaction_tui.statusline.refresh", directory, path]
+    # -P: the agent's working folder must not go first on sys.path (a project with its own
+    # `engine/` or `msgspec.py` would be imported, and run, in our place).
+    argv = [sys.executable, "-P", "-m", "metis_compaction_tui.statusline.refresh", directory, path]
     if model:
         argv.append(model)
     devnull = os.devnull
@@ -229,7 +231,7 @@ def spawn_refresh(directory: str, path: str, model: str) -> None:
     env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH", "")) if p)
     try:
         os.posix_spawn(sys.executable, argv, env, file_actions=actions, setsid=True)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL byte in an argument (the model id)
         pass  # the next call tries again
 
 

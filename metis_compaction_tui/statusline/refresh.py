@@ -25,7 +25,6 @@ from engine.config import CompactionConfig
 from engine.messages import Message, Role
 from engine.policy.plan import plan_turn
 from engine.policy.projection import Projection, ProjectionState
-from engine.policy.trigger import TriggerAction, TriggerReason
 from engine.tokens import estimate_message_tokens
 from metis_compaction_tui.importers import TranscriptError, TranscriptTail
 from metis_compaction_tui.statusline.state import (
@@ -33,6 +32,7 @@ from metis_compaction_tui.statusline.state import (
     FileIdentity,
     identify,
     state_key,
+    trigger_word,
     write_atomic,
 )
 
@@ -162,11 +162,16 @@ def _refresh(path: str, directory: str, model: str, wait: bool) -> bool:
         except TranscriptError as exc:
             line = _error_line(path, now, f"not a transcript ({exc.detail[:80]})")
             parse = None
+        except Exception as exc:
+            line = _error_line(path, now, f"cannot read it ({type(exc).__name__})")
+            parse = None
         parse_file = os.path.join(directory, key + ".parse.msgpack")
         if parse is not None:
             # Written in place, not renamed: only a refresher holding the lock reads it, and a
             # torn file (a crash mid-write) fails to decode and is read again from the start.
-            with open(parse_file, "wb") as out:
+            # 0600: it holds transcript text (which may quote a key the user pasted).
+            fd = os.open(parse_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as out:
                 out.write(msgspec.msgpack.encode(parse))
         elif os.path.exists(parse_file):
             os.unlink(parse_file)
@@ -296,14 +301,8 @@ def _read(
         last_after = last.post_tokens or _first_context_after(last.message_index, window_usage)
     plan = plan_turn(projection.history, CONFIG, Decimal(0))
     decision = plan.decision
-    soft_in = None
-    if decision.reason is TriggerReason.BELOW_THRESHOLD:
-        soft_in = decision.threshold_tokens - decision.pending_history_tokens
-    trigger = {
-        TriggerAction.SKIP: "ok",
-        TriggerAction.SOFT: "soft",
-        TriggerAction.FORCED: "forced",
-    }[decision.action]
+    soft_in = decision.tokens_to_threshold
+    trigger = trigger_word(decision.action.value)
     spend: Decimal | None = Decimal(0)
     for c in every:
         if c.pre_tokens is None or spend is None:

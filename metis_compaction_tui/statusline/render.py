@@ -67,7 +67,9 @@ class Segment:
     __slots__ = ("parts",)
 
     def __init__(self, *parts: tuple[str, str | None]) -> None:
-        self.parts = parts  # (text, colour name or None)
+        # (text, colour name or None). Every piece is neutralised here, whatever it came from
+        # (stdin, the transcript, the saved state file): no field reaches the terminal raw.
+        self.parts = tuple((neutralise(text, single_line=True), colour) for text, colour in parts)
 
     def plain(self) -> str:
         return "".join(text for text, _ in self.parts)

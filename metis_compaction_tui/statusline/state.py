@@ -46,16 +46,23 @@ class FileIdentity:
 
 def identify(path: str) -> FileIdentity | None:
     """The transcript's identity now, or None when it cannot be read."""
-    try:
-        with open(path, "rb") as f:
-            st = os.fstat(f.fileno())
-            head = f.read(HEAD_BYTES)
-    except OSError:
-        return None
     import stat as _stat
 
-    if not _stat.S_ISREG(st.st_mode):
+    try:
+        # O_NONBLOCK: opening a FIFO with no writer (or a tty) must not hang the agent's UI;
+        # only a regular file is read.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except (OSError, ValueError):
         return None
+    try:
+        st = os.fstat(fd)
+        if not _stat.S_ISREG(st.st_mode):
+            return None
+        head = os.read(fd, HEAD_BYTES)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     return FileIdentity(st.st_dev, st.st_ino, st.st_size, head.hex())
 
 
@@ -92,6 +99,14 @@ _INT_FIELDS = (
     "messages",
 )
 _OPTIONAL_INT_FIELDS = ("last_before", "last_after", "soft_in")
+TRIGGERS = ("", "ok", "soft", "forced")  # what the refresher writes: anything else is not ours
+
+
+def trigger_word(action: str) -> str:
+    """The line's word for the engine's TriggerAction value (skip reads "ok" beside an agent)."""
+    return "ok" if action == "skip" else action
+
+
 _TEXT_FIELDS = ("path", "head", "format", "trigger", "explain")
 _OPTIONAL_TEXT_FIELDS = ("compaction_usd", "last_trigger", "error")
 
@@ -117,6 +132,8 @@ def load_line_state(directory: str, path: str) -> dict[str, object] | None:
     if not all(data.get(k) is None or isinstance(data.get(k), str) for k in _OPTIONAL_TEXT_FIELDS):
         return None
     if not isinstance(data.get("stale_usage"), bool):
+        return None
+    if data.get("trigger") not in TRIGGERS:
         return None
     return data
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.events import CompactionCompleted
-from engine.policy.trigger import TriggerAction, TriggerReason
 from engine.store import SessionStore
 from metis_compaction_tui.statusline.render import FIELD_NAMES, clean
+from metis_compaction_tui.statusline.state import trigger_word
 
 _EVENT_PAGE = 1000
 
@@ -51,13 +51,9 @@ def workspace_fields(workspace: str, session_id: str | None) -> dict[str, object
     f["pending"] = decision.pending_history_tokens
     f["threshold"] = decision.threshold_tokens
     f["hard_cap"] = decision.hard_cap_tokens
-    f["trigger"] = {
-        TriggerAction.SKIP: "ok",
-        TriggerAction.SOFT: "soft",
-        TriggerAction.FORCED: "forced",
-    }[decision.action]
-    if decision.reason is TriggerReason.BELOW_THRESHOLD:
-        f["soft_in"] = decision.threshold_tokens - decision.pending_history_tokens
+    f["trigger"] = trigger_word(decision.action.value)
+    if decision.tokens_to_threshold is not None:
+        f["soft_in"] = decision.tokens_to_threshold
     f["explain"] = clean(decision.explain(), 200)
     f["our_compactions"] = len(compactions)
     if compactions:

@@ -61,4 +61,6 @@ def test_cli_compact_racing_a_writer_and_a_compactor_never_tracebacks(
             proc.communicate()
     with SessionStore.open(tmp_path) as store:
         check_consistent(store)
-    assert len(codes) == RUNS and 1 in codes  # the race really happened
+    # At least one run lost to a rival and said so (exit 1 with a reason): not proof of the exact
+    # interleaving, which the 30 ms preview only makes likely.
+    assert len(codes) == RUNS and 1 in codes

@@ -52,14 +52,6 @@ USAGE = {
 }
 
 
-@pytest.fixture(autouse=True)
-def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    directory = tmp_path / "state"
-    monkeypatch.setenv("METIS_STATUSLINE_STATE_DIR", str(directory))
-    monkeypatch.delenv("NO_COLOR", raising=False)
-    return directory
-
-
 def run(raw: bytes, *args: str) -> str:
     out = io.StringIO()
     assert main(list(args), io.BytesIO(raw), out) == 0
@@ -351,7 +343,9 @@ def test_the_command_imports_no_ui_and_no_engine_on_an_unchanged_transcript(tmp_
     assert garbage.stderr == b""
 
 
-def test_no_second_refresher_while_one_holds_the_lock(tmp_path: Path, state_dir: Path) -> None:
+def test_no_second_refresher_while_one_holds_the_lock(
+    tmp_path: Path, state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import fcntl
 
     from metis_compaction_tui.statusline import refresh_running
@@ -364,7 +358,11 @@ def test_no_second_refresher_while_one_holds_the_lock(tmp_path: Path, state_dir:
         fcntl.flock(held.fileno(), fcntl.LOCK_EX)
         assert refresh_running(str(state_dir), str(log))
         write(log, ClaudeCodeWriter(4), 1)
-        assert run(stdin_json(log, usage=USAGE), "--no-color")  # prints, spawns nothing
+        spawned: list[object] = []
+        with monkeypatch.context() as patch:
+            patch.setattr(os, "posix_spawn", lambda *a, **k: spawned.append(a))
+            assert run(stdin_json(log, usage=USAGE), "--no-color")  # prints,
+        assert spawned == []  # and spawns nothing while the lock is held
     assert not refresh_running(str(state_dir), str(log))
 
 
