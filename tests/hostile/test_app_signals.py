@@ -75,3 +75,35 @@ def test_a_signal_to_the_app_restores_the_terminal(tmp_path: Path, sig: signal.S
             proc.kill()
             proc.wait()
         os.close(leader)
+
+
+STUCK_EXIT = """
+import asyncio, os, signal, sys
+sys.path.insert(0, sys.argv[1])
+from metis_compaction_tui.signals import install_exit_signals
+
+async def main():
+    asked = []
+    install_exit_signals(asked.append)  # an exit that never finishes, as a stuck shutdown
+    os.kill(os.getpid(), signal.SIGHUP)
+    await asyncio.sleep(0.2)
+    assert asked == [128 + signal.SIGHUP], asked
+    print("first", flush=True)
+    os.kill(os.getpid(), signal.SIGTERM)
+    await asyncio.sleep(30)
+
+asyncio.run(main())
+"""
+
+
+def test_a_second_signal_ends_an_exit_that_sticks() -> None:
+    """Seen in tmux: the terminal hung up, a TERM followed, and Textual's shutdown waited for
+    ever on the gone terminal. A second signal while exiting ends the process by that signal."""
+    done = subprocess.run(
+        [sys.executable, "-c", STUCK_EXIT, str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
+    assert done.stdout == "first\n", done.stderr
+    assert done.returncode == -signal.SIGTERM
