@@ -13,7 +13,6 @@ metis_compaction_tui.importers). So a call reads O(bytes since the seam), not th
 from __future__ import annotations
 
 import fcntl
-import gc
 import json
 import os
 import sys
@@ -27,6 +26,7 @@ from engine.policy.plan import plan_turn
 from engine.policy.projection import Projection, ProjectionState
 from engine.tokens import estimate_message_tokens
 from metis_compaction_tui.importers import TranscriptError, TranscriptTail
+from metis_compaction_tui.importers.tail import gc_paused
 from metis_compaction_tui.statusline.state import (
     STATE_VERSION,
     FileIdentity,
@@ -133,15 +133,9 @@ def _price_usd(model: str, pre: int, post: int) -> Decimal | None:
 def refresh(path: str, directory: str, model: str = "", *, wait: bool = False) -> bool:
     """Bring the saved figures for `path` up to date. False when another refresh holds the lock
     (and `wait` is off) or the file cannot be read."""
-    # A refresh builds objects that live until it ends: a collection on the way frees nothing
-    # and rescans a first read's 100,000 messages (the tail pauses it too, for its own read).
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    # A refresh builds objects that live until it ends (the projection too, not only the read).
+    with gc_paused():
         return _refresh(path, directory, model, wait)
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _refresh(path: str, directory: str, model: str, wait: bool) -> bool:
