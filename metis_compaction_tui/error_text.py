@@ -10,7 +10,6 @@ show it with `Text(line)` or `notify(line, markup=False)`, never as markup.
 from __future__ import annotations
 
 import os
-import re
 import tempfile
 import time
 import traceback
@@ -18,6 +17,7 @@ from pathlib import Path
 
 from engine.cache import CacheUnavailable
 from engine.errors import ConfigError, NothingToCompact, SpanChanged, StoreError
+from engine.events import redact
 from engine.messages import HistoryError
 from engine.row_check import BadRow
 from engine.summarizers.base import SummarizerError
@@ -27,7 +27,6 @@ from metis_compaction_tui.sources.base import ActionRefused, SourceUnavailable
 
 LINE_CHARS = 300  # one toast or banner line; a 3 MB error message is cut, not shown
 LOG_MAX_BYTES = 1_000_000  # past this the log starts again: it is for the latest surprises
-REDACTED = "[redacted]"
 
 # Errors whose message is written for a user. Anything else is unexpected and logged.
 EXPECTED: tuple[type[BaseException], ...] = (
@@ -44,25 +43,9 @@ EXPECTED: tuple[type[BaseException], ...] = (
     SummarizerError,
 )
 
+
 # An Anthropic key anywhere, and the value of an x-api-key / Authorization header (with or
 # without a Bearer/Basic scheme) in whatever quoting a repr or a log line gives it.
-_KEY = re.compile(r"sk-ant-[A-Za-z0-9_\-]*")
-_HEADER = re.compile(
-    r"(?i)((?:x-api-key|authorization|api[_-]key)['\"]?\s*[:=]\s*['\"]?(?:(?:bearer|basic)\s+)?)"
-    r"[^\s'\",;}\]]+"
-)
-
-
-def scrub_secrets(text: str) -> str:
-    """`text` with anything that looks like an API key, or a credential header's value, replaced.
-    The key in the environment is replaced too, whatever it looks like."""
-    env_key = os.environ.get("ANTHROPIC_API_KEY", "")
-    if len(env_key) >= 8:
-        text = text.replace(env_key, REDACTED)
-    text = _HEADER.sub(lambda m: m.group(1) + REDACTED, text)
-    return _KEY.sub(REDACTED, text)
-
-
 def own_message(error: BaseException) -> str:
     """A typed error's message in its own words (the field it keeps for that, else str)."""
     for field in ("problem", "reason"):
@@ -91,7 +74,7 @@ def log_traceback(error: BaseException, doing: str, path: Path) -> Path | None:
     not be written (a read-only folder, `.metis` a file): the app goes on either way."""
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     body = "".join(traceback.format_exception(error))
-    entry = f"--- {stamp} unexpected error while {doing}\n{neutralise(scrub_secrets(body))}\n"
+    entry = f"--- {stamp} unexpected error while {doing}\n{neutralise(redact(body))}\n"
     try:
         flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW  # 0600, no symlink in a shared /tmp
         if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
@@ -121,7 +104,7 @@ def error_line(
         logged = log_traceback(error, doing, error_log_path(workspace))
         where = f"details in {logged}" if logged else "the error log could not be written"
         line = f"unexpected error while {doing}: {type(error).__name__}; {where}"
-    line = neutralise(scrub_secrets(line[: max_chars * 4]), single_line=True)
+    line = neutralise(redact(line[: max_chars * 4]), single_line=True)
     return line if len(line) <= max_chars else line[: max_chars - 1] + "…"
 
 

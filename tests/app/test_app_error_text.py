@@ -19,9 +19,10 @@ from engine import (
     SummaryRequest,
     SummaryResult,
 )
+from engine.events import redact as scrub_secrets  # the engine's §6 rule, used by the app
 from engine.layout import app_error_log_path, metis_dir
 from engine.summarizers.base import ErrorClass, SummarizerError
-from metis_compaction_tui.error_text import error_line, scrub_secrets
+from metis_compaction_tui.error_text import error_line
 from metis_compaction_tui.screens import knobs
 from metis_compaction_tui.screens.cache_browser import CacheBrowserScreen
 from metis_compaction_tui.sources.base import ActionRefused, SourceUnavailable
