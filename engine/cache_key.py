@@ -59,23 +59,24 @@ def canonical_message_bytes(message: Message) -> bytes:
         return b"".join((_MESSAGE_HEAD, _PACK(message.role.value), _CONTENT_KEY, content))
 
 
-def canonical_bytes(
+Buffer = bytes | bytearray | memoryview
+
+
+def _pieces(
     messages: Iterable[Message],
     *,
     summarization_model: str,
     summarization_prompt_version: str,
     summarization_max_tokens: int,
-    instructions: str | None = None,
-    message_bytes: Sequence[bytes] | None = None,
-    request_variant: str | None = None,
-) -> bytes:
-    """The exact bytes of §5.1's `msgpack.dumps({...})`. The span array is assembled from each
-    message's canonical bytes (`message_bytes` when the caller already has them)."""
+    instructions: str | None,
+    span_bytes: Buffer | None,
+    request_variant: str | None,
+) -> tuple[bytes, Buffer, bytes]:
+    """§5.1's `msgpack.dumps({...})` in three pieces: the bytes before the span's messages, the
+    messages' canonical bytes back to back, the bytes after. Any iterable is read once."""
     if isinstance(summarization_max_tokens, bool) or not isinstance(summarization_max_tokens, int):
         # a bool or float would encode differently from the int it resembles: a silent miss
         raise TypeError("summarization_max_tokens must be an int")
-    if message_bytes is None:
-        message_bytes = [canonical_message_bytes(m) for m in messages]
     rest: dict[str, Any] = {
         "summarization_model": summarization_model,
         "summarization_prompt_version": summarization_prompt_version,
@@ -89,11 +90,41 @@ def canonical_bytes(
         # A request that differs from the plain one (engine.summarizers.request: trimmed tool
         # outputs, the session's cached prefix) may summarize differently; absent, the spec's.
         rest["summarization_request"] = request_variant
+    if span_bytes is None:
+        encoded = [canonical_message_bytes(m) for m in messages]
+        count, span_bytes = len(encoded), b"".join(encoded)
+    else:
+        count = len(messages if isinstance(messages, Sequence) else list(messages))
     packer = msgpack.Packer()
     head = packer.pack_map_header(len(rest) + 1) + packer.pack("messages")
-    head += packer.pack_array_header(len(message_bytes))
+    head += packer.pack_array_header(count)
     tail = b"".join(packer.pack(key) + packer.pack(value) for key, value in rest.items())
-    return b"".join((head, *message_bytes, tail))
+    return head, span_bytes, tail
+
+
+def canonical_bytes(
+    messages: Iterable[Message],
+    *,
+    summarization_model: str,
+    summarization_prompt_version: str,
+    summarization_max_tokens: int,
+    instructions: str | None = None,
+    span_bytes: Buffer | None = None,
+    request_variant: str | None = None,
+) -> bytes:
+    """The exact bytes of §5.1's `msgpack.dumps({...})`. The span array is the messages' canonical
+    bytes back to back (`span_bytes` when the caller already has them: History.canonical_view)."""
+    return b"".join(
+        _pieces(
+            messages,
+            summarization_model=summarization_model,
+            summarization_prompt_version=summarization_prompt_version,
+            summarization_max_tokens=summarization_max_tokens,
+            instructions=instructions,
+            span_bytes=span_bytes,
+            request_variant=request_variant,
+        )
+    )
 
 
 def compute_cache_key(
@@ -103,17 +134,20 @@ def compute_cache_key(
     summarization_prompt_version: str,
     summarization_max_tokens: int,
     instructions: str | None = None,
-    message_bytes: Sequence[bytes] | None = None,
+    span_bytes: Buffer | None = None,
     request_variant: str | None = None,
 ) -> str:
-    """§5.1: sha256 hex of `canonical_bytes`."""
-    data = canonical_bytes(
+    """§5.1: sha256 hex of `canonical_bytes`, hashed piece by piece so a long span's bytes are
+    never copied into one buffer."""
+    digest = hashlib.sha256()
+    for piece in _pieces(
         messages,
         summarization_model=summarization_model,
         summarization_prompt_version=summarization_prompt_version,
         summarization_max_tokens=summarization_max_tokens,
         instructions=instructions,
-        message_bytes=message_bytes,
+        span_bytes=span_bytes,
         request_variant=request_variant,
-    )
-    return hashlib.sha256(data).hexdigest()
+    ):
+        digest.update(piece)
+    return digest.hexdigest()

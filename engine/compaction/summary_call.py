@@ -30,17 +30,18 @@ def _probe(text: str) -> Message:
 
 def cache_key(manager: SessionManager, span: SpanPlan, instructions: str | None) -> str:
     history, config = manager.history, manager.config
-    return compute_cache_key(
-        history.messages[span.start : span.compaction_watermark],
-        summarization_model=config.compaction_model,
-        summarization_prompt_version=config.compaction_summary_prompt_version,
-        summarization_max_tokens=config.compaction_max_summary_tokens,
-        instructions=instructions,
-        message_bytes=history.canonical_bytes(span.start, span.compaction_watermark),
-        # A summarizer whose request differs from the plain one (trimmed tool outputs, the
-        # session's cached prefix) may summarize differently: its variant is in the key.
-        request_variant=getattr(manager.summarizer, "request_variant", None),
-    )
+    with history.canonical_view(span.start, span.compaction_watermark) as span_bytes:
+        return compute_cache_key(
+            history.messages[span.start : span.compaction_watermark],
+            summarization_model=config.compaction_model,
+            summarization_prompt_version=config.compaction_summary_prompt_version,
+            summarization_max_tokens=config.compaction_max_summary_tokens,
+            instructions=instructions,
+            span_bytes=span_bytes,
+            # A summarizer whose request differs from the plain one (trimmed tool outputs, the
+            # session's cached prefix) may summarize differently: its variant is in the key.
+            request_variant=getattr(manager.summarizer, "request_variant", None),
+        )
 
 
 def usable_hit(manager: SessionManager, key: str, span: SpanPlan) -> CacheRow | None:
