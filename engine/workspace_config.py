@@ -169,7 +169,9 @@ def read_config_file(path: Path) -> tuple[ConfigLayer, dict[str, int]]:
         detail = re.sub(r'\s*in "<[a-z ]+>", line \d+, column \d+', "", message)
         detail = re.sub(r"\s+", " ", detail).strip() or "not YAML"
         raise ConfigFileError("(YAML syntax)", detail, where=f"{path}:{line}") from None
-    lines = _key_lines(text)
+    written = _written_keys(text)
+    _refuse_repeats(written, path)
+    lines = _key_lines(text, written)
     return layer, {key: _line_of(text, key, lines) or 0 for key in _set_keys(layer)}
 
 
@@ -214,26 +216,48 @@ def _key_of(message: str) -> tuple[str, str]:
     return path, detail.replace(" | null", "")
 
 
-def _key_lines(text: str) -> dict[str, int]:
-    """The 1-based line of every dotted key written in the YAML, from one pass over its nodes."""
+def _written_keys(text: str) -> list[tuple[str, int]]:
+    """Every dotted key written in the YAML with its 1-based line, in file order, repeats kept."""
     import yaml  # msgspec.yaml's own parser
 
     try:
         root: Any = yaml.compose(text, Loader=_loader(yaml))
     except yaml.YAMLError:
-        return {}
-    lines: dict[str, int] = {}
+        return []
+    found: list[tuple[str, int]] = []
 
     def walk(node: Any, prefix: str) -> None:
         if not isinstance(node, yaml.MappingNode):
             return
         for key_node, value_node in node.value:
             name = f"{prefix}{getattr(key_node, 'value', '')}"
-            lines.setdefault(name, key_node.start_mark.line + 1)
+            found.append((name, key_node.start_mark.line + 1))
             walk(value_node, name + ".")
 
     walk(root, "")
+    return found
+
+
+def _key_lines(text: str, written: list[tuple[str, int]] | None = None) -> dict[str, int]:
+    """The line of every dotted key written in the YAML (its first writing)."""
+    lines: dict[str, int] = {}
+    for name, line in _written_keys(text) if written is None else written:
+        lines.setdefault(name, line)
     return lines
+
+
+def _refuse_repeats(written: list[tuple[str, int]], path: Path) -> None:
+    """YAML parsers keep the last of two equal keys without a word; a hand-edited config with a
+    key set twice is more likely a mistake than a choice, so it is refused by both lines."""
+    first: dict[str, int] = {}
+    for name, line in written:
+        if name in first:
+            raise ConfigFileError(
+                name,
+                f"set twice (lines {first[name]} and {line}); keep one",
+                where=f"{path}:{line}",
+            )
+        first[name] = line
 
 
 def _line_of(text: str, key: str, lines: dict[str, int] | None = None) -> int | None:

@@ -212,6 +212,29 @@ async def test_manager_kwargs_build_a_manager_with_the_files_model_and_settings(
     await manager.aclose()
 
 
+def test_a_key_set_twice_is_refused_naming_both_lines(tmp_path: Path) -> None:
+    """YAML keeps the last of two equal keys silently; a hand-edited file that sets one twice is
+    refused by both lines, nested keys included, instead of running on a value nobody chose."""
+    error = error_of(
+        tmp_path, "compaction_threshold_tokens: 40000\n# later\ncompaction_threshold_tokens: 9\n"
+    )
+    assert str(error) == (
+        f"{config_path(tmp_path)}:3: compaction_threshold_tokens: set twice (lines 1 and 3); "
+        "keep one"
+    )
+    nested = error_of(tmp_path, "summarizer:\n  timeout_s: 5\n  timeout_s: 50\n")
+    assert str(nested).startswith(f"{config_path(tmp_path)}:3: summarizer.timeout_s: set twice")
+
+
+def test_the_same_name_under_different_parents_is_not_a_repeat(tmp_path: Path) -> None:
+    config_path(tmp_path).parent.mkdir(parents=True, exist_ok=True)
+    config_path(tmp_path).write_text(
+        "summarizer:\n  timeout_s: 5\ncompaction_threshold_tokens: 40000\n"
+    )
+    resolved = resolve_config(tmp_path, environ={})
+    assert resolved.config.compaction_threshold_tokens == 40_000
+
+
 def test_yaml_aliases_are_refused_by_their_line(tmp_path: Path) -> None:
     """A file read back is untrusted: an alias bomb is refused before it is expanded."""
     bomb = 'a: &a ["x", "x"]\nb: &b [*a, *a]\nc: [*b, *b]\n'
