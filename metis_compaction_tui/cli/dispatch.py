@@ -63,16 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     _simulation_flags(p, pace=DEMO_PACE)
 
     knob_flags = argparse.ArgumentParser(add_help=False)
-    knob_flags.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KNOB=VALUE",
-        dest="sets",
-        help="a knob or summarizer setting, e.g. threshold_tokens=150000 or "
-        "summarizer.base_url=http://127.0.0.1:4000 (repeatable; over METIS_* and "
-        f"{METIS_DIR}/{CONFIG_FILE}; on a store, applies to this run only and is never saved)",
-    )
+    _set_flag(knob_flags, "on a store, applies to this run only and is never saved")
     knob_flags.add_argument(
         "--limit",
         type=_number(int, 1),  # finding 15: -1 was accepted
@@ -195,7 +186,21 @@ def _number(kind: type[int] | type[float], low: float, *, above: bool = False): 
     return parse
 
 
+def _set_flag(p: argparse.ArgumentParser, scope: str) -> None:
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KNOB=VALUE",
+        dest="sets",
+        help="a knob or summarizer setting, e.g. threshold_tokens=150000 or "
+        "summarizer.base_url=http://127.0.0.1:4000 (repeatable; over METIS_* and "
+        f"{METIS_DIR}/{CONFIG_FILE}; {scope})",
+    )
+
+
 def _simulation_flags(p: argparse.ArgumentParser, *, pace: float) -> None:
+    _set_flag(p, "the sessions it starts keep them, as metis dev's would")
     p.add_argument(
         "--pace",
         type=_number(float, 0),
@@ -373,12 +378,12 @@ def cmd_open(workspace: Path) -> int:
 
 
 def _simulator(args: argparse.Namespace, workspace: Path, out: TextIO) -> Simulator:
-    from engine.workspace_config import resolve_config
+    from engine.workspace_config import parse_flags, resolve_config
     from metis_compaction_tui.demo.simulator import Simulator
 
-    # The simulated metis dev reads the workspace's settings as metis dev would: --model over
-    # METIS_* over .metis/config.yaml over the demo's own knobs and the offline model.
-    settings = resolve_config(workspace)
+    # The simulated metis dev reads the workspace's settings as metis dev would: --model and
+    # --set over METIS_* over .metis/config.yaml over the demo's own knobs and the offline model.
+    settings = resolve_config(workspace, flags=parse_flags(args.sets))
     overrides = settings.overrides()
     model = args.model or overrides.pop("compaction_model", LOCAL_MODEL)
     overrides.pop("compaction_model", None)
@@ -455,6 +460,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
         sys.executable, "-m", "metis_compaction_tui.cli", "simulate", str(workspace),
         "--pace", str(args.pace), "--turns", str(args.turns), "--seed", str(args.seed),
         "--reruns", str(args.reruns), *(["--model", args.model] if args.model else []),
+        *(f"--set={knob}" for knob in args.sets),
     ]  # fmt: skip
     with log_path.open("w") as log:
         writer = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)

@@ -177,6 +177,23 @@ def test_simulate_runs_the_workspaces_own_summarizer_and_knobs(
         assert "ACME SUMMARY" in store.snapshot(info.session_id).messages[0].text()
 
 
+def test_simulate_takes_set_over_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--set on simulate (and demo, which passes it to its simulate process) as on status and
+    compact: over the file, a bad one refused by name before anything runs."""
+    metis_dir(tmp_path).mkdir()
+    config_path(tmp_path).write_text("compaction_preserve_recent_turns: 4\n")
+    base = ["simulate", str(tmp_path), "--pace", "0", "--turns", "6", "--reruns", "0", "-q"]
+    code, _, err = run(capsys, *base, "--set", "compaction_preserve_recent_turns=2")
+    assert code == 0, err
+    with SessionStore.open(tmp_path, create=False) as store:
+        (info,) = store.list_sessions()
+        assert info.config.compaction_preserve_recent_turns == 2
+    code, _, err = run(capsys, *base, "--set", "compaction_preserve_recent_turns=zero")
+    assert code == 2 and "--set compaction_preserve_recent_turns" in err
+
+
 def test_escape_sequences_in_a_config_key_are_shown_neutralised(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
