@@ -421,8 +421,11 @@ class SessionStore:
             except HistoryError as error:
                 raise StoreError(f"session {session_id!r} in {self.path}: {error}") from None
             _compactions(conn, session_id)
+            # The active rows were decoded (and validated) with the snapshot: the rest only.
             rows = conn.execute(
-                f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ?", (session_id,)
+                f"SELECT {MESSAGE_COLUMNS} FROM messages "
+                "WHERE session_id = ? AND position IS NULL",
+                (session_id,),
             )
             for row in rows:
                 stored_message(row, session_id)
