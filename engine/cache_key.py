@@ -68,9 +68,9 @@ def _pieces(
     summarization_model: str,
     summarization_prompt_version: str,
     summarization_max_tokens: int,
-    instructions: str | None,
-    span_bytes: Buffer | None,
-    request_variant: str | None,
+    instructions: str | None = None,
+    span_bytes: Buffer | None = None,
+    request_variant: str | None = None,
 ) -> tuple[bytes, Buffer, bytes]:
     """§5.1's `msgpack.dumps({...})` in three pieces: the bytes before the span's messages, the
     messages' canonical bytes back to back, the bytes after. Any iterable is read once."""
@@ -102,29 +102,11 @@ def _pieces(
     return head, span_bytes, tail
 
 
-def canonical_bytes(
-    messages: Iterable[Message],
-    *,
-    summarization_model: str,
-    summarization_prompt_version: str,
-    summarization_max_tokens: int,
-    instructions: str | None = None,
-    span_bytes: Buffer | None = None,
-    request_variant: str | None = None,
-) -> bytes:
-    """The exact bytes of §5.1's `msgpack.dumps({...})`. The span array is the messages' canonical
-    bytes back to back (`span_bytes` when the caller already has them: History.canonical_view)."""
-    return b"".join(
-        _pieces(
-            messages,
-            summarization_model=summarization_model,
-            summarization_prompt_version=summarization_prompt_version,
-            summarization_max_tokens=summarization_max_tokens,
-            instructions=instructions,
-            span_bytes=span_bytes,
-            request_variant=request_variant,
-        )
-    )
+def canonical_bytes(messages: Iterable[Message], **knobs: Any) -> bytes:
+    """The exact bytes of §5.1's `msgpack.dumps({...})`, which compute_cache_key hashes; takes
+    its keywords. The span array is the messages' canonical bytes back to back (`span_bytes` when
+    the caller already has them: History.canonical_view)."""
+    return b"".join(_pieces(messages, **knobs))
 
 
 def compute_cache_key(
