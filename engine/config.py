@@ -29,8 +29,11 @@ class CompactionConfig(msgspec.Struct, frozen=True, kw_only=True):
     compaction_max_cost_per_session_usd: Decimal = Decimal("0.20")
     compaction_summary_prompt_version: str = COMPACTION_SUMMARY_PROMPT_VERSION
     compaction_cache_max_rows: int = 1000
-    # Not a §11 knob, but part of the §5.1 key: the summary's output budget.
+    # Not a §11 knob, but part of the §5.1 key: the ceiling of the summary's output budget.
     compaction_max_summary_tokens: int = 2_000
+    # Not a §11 knob: the budget a paid summary gets is the longest whose call and re-cache pay
+    # back within this many turns (engine.policy.summary_budget); 0: always the ceiling above.
+    compaction_summary_payback_turns: int = 3
     # Not a §11 knob: which engine.policy.strategies strategy a compaction runs.
     compaction_strategy: str = "summarize"
 
@@ -40,6 +43,11 @@ class CompactionConfig(msgspec.Struct, frozen=True, kw_only=True):
         _positive("compaction_preserve_recent_turns", self.compaction_preserve_recent_turns)
         _positive("compaction_cache_max_rows", self.compaction_cache_max_rows)
         _positive("compaction_max_summary_tokens", self.compaction_max_summary_tokens)
+        turns = self.compaction_summary_payback_turns
+        if isinstance(turns, bool) or not isinstance(turns, int) or turns < 0:
+            raise ConfigError(
+                "compaction_summary_payback_turns", f"{turns!r} must be a whole number, 0 or more"
+            )
         if self.compaction_threshold_tokens >= self.compaction_hard_cap_tokens:
             raise ConfigError(
                 "compaction_threshold_tokens",

@@ -17,7 +17,12 @@ from typing import Any
 from engine.cache import CompactionCache
 from engine.compaction.commit import commit_prepared
 from engine.compaction.deps import ManagerDeps, SessionPersistence, Trigger
-from engine.compaction.summary_call import cache_key, prepare_mask, prepare_summary
+from engine.compaction.summary_call import (
+    cache_key,
+    max_summary_tokens,
+    prepare_mask,
+    prepare_summary,
+)
 from engine.compaction.turn import run_turn
 from engine.compaction.writes import emit_started
 from engine.config import CompactionConfig
@@ -197,12 +202,11 @@ class SessionManager:
         key, hit, cost = "", False, Decimal(0)
         # A mask makes no call and caches nothing: it is computed from the span itself.
         if planned.action != "mask":
-            key = cache_key(self, span, instructions)
+            max_tokens = max_summary_tokens(self, span, instructions)
+            key = cache_key(self, span, instructions, max_tokens)
             hit = self.cache is not None and self.cache.peek(key) is not None
             if not hit:
-                cost = self.summarizer.estimate_cost(
-                    span.span_tokens, self.config.compaction_max_summary_tokens
-                )
+                cost = self.summarizer.estimate_cost(span.span_tokens, max_tokens)
         return CompactionPreview(
             span=span,
             cache_key=key,

@@ -67,6 +67,7 @@ class ConfigLayer(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     compaction_summary_prompt_version: str | None = None
     compaction_cache_max_rows: int | None = None
     compaction_max_summary_tokens: int | None = None
+    compaction_summary_payback_turns: int | None = None
     compaction_strategy: str | None = None
     summarizer: _SummarizerLayer | None = None
 

@@ -17,7 +17,8 @@ from engine.outcomes import PreparedCompaction
 from engine.policy.cache_fit import cache_row_problem
 from engine.policy.span import SpanPlan
 from engine.policy.strategies import masked_span
-from engine.summarizers import SummarizerError, SummaryRequest
+from engine.policy.summary_budget import FREE, SummaryCallPrice, summary_budget
+from engine.summarizers import Summarizer, SummarizerError, SummaryRequest
 
 if TYPE_CHECKING:
     from engine.manager import SessionManager
@@ -28,14 +29,74 @@ def _probe(text: str) -> Message:
     return text_message("probe", Role.USER, text, synthetic=True)
 
 
-def cache_key(manager: SessionManager, span: SpanPlan, instructions: str | None) -> str:
+def summary_request(
+    manager: SessionManager, span: SpanPlan, instructions: str | None, max_tokens: int
+) -> SummaryRequest:
+    return SummaryRequest(
+        span=tuple(manager.history.messages[span.start : span.compaction_watermark]),
+        prompt_version=manager.config.compaction_summary_prompt_version,
+        max_tokens=max_tokens,
+        instructions=instructions,
+        history=tuple(manager.history.messages),
+        span_start=span.start,
+    )
+
+
+def call_price(
+    summarizer: Summarizer, request: SummaryRequest, span_tokens: int
+) -> SummaryCallPrice:
+    """The summarizer's own projection of the call (`call_price`, e.g. the Anthropic one, which
+    knows whether it sends the span on the cached prefix), else one read off its estimate_cost:
+    the input at no output, the output's per-token price, Anthropic's cache factors on input."""
+    own = getattr(summarizer, "call_price", None)
+    if callable(own):
+        price = own(request)
+        if isinstance(price, SummaryCallPrice):
+            return price
+    step = 1_000
+    base = summarizer.estimate_cost(span_tokens, 0)
+    output = (summarizer.estimate_cost(span_tokens, step) - base) / step
+    if output <= 0:
+        return FREE
+    per_input = (summarizer.estimate_cost(span_tokens + step, 0) - base) / step
+    return SummaryCallPrice(
+        input_usd=base,
+        output_per_token=output,
+        cache_write_per_token=per_input * Decimal("1.25"),
+        cache_read_per_token=per_input * Decimal("0.1"),
+    )
+
+
+def max_summary_tokens(manager: SessionManager, span: SpanPlan, instructions: str | None) -> int:
+    """The call's max_tokens: engine.policy.summary_budget's pay-back budget for this span, under
+    the compaction_max_summary_tokens ceiling (the ceiling itself for a free summarizer)."""
+    config = manager.config
+    ceiling = config.compaction_max_summary_tokens
+    if config.compaction_summary_payback_turns <= 0:
+        return ceiling
+    request = summary_request(manager, span, instructions, ceiling)
+    price = call_price(manager.summarizer, request, span.span_tokens)
+    return summary_budget(
+        span.span_tokens,
+        max(0, manager.history.total_tokens - span.span_tokens),
+        price,
+        ceiling=ceiling,
+        payback_turns=config.compaction_summary_payback_turns,
+    )
+
+
+def cache_key(
+    manager: SessionManager, span: SpanPlan, instructions: str | None, max_tokens: int | None = None
+) -> str:
     history, config = manager.history, manager.config
+    if max_tokens is None:
+        max_tokens = max_summary_tokens(manager, span, instructions)
     with history.canonical_view(span.start, span.compaction_watermark) as span_bytes:
         return compute_cache_key(
             history.messages[span.start : span.compaction_watermark],
             summarization_model=config.compaction_model,
             summarization_prompt_version=config.compaction_summary_prompt_version,
-            summarization_max_tokens=config.compaction_max_summary_tokens,
+            summarization_max_tokens=max_tokens,
             instructions=instructions,
             span_bytes=span_bytes,
             # A summarizer whose request differs from the plain one (trimmed tool outputs, the
@@ -69,7 +130,8 @@ async def prepare_summary(
     """The span's summary from the cache, or from one summarizer call (then cached)."""
     config = manager.config
     span_messages = tuple(manager.history.messages[span.start : span.compaction_watermark])
-    key = cache_key(manager, span, instructions)
+    max_tokens = max_summary_tokens(manager, span, instructions)
+    key = cache_key(manager, span, instructions, max_tokens)
     cached = usable_hit(manager, key, span) if manager.cache is not None else None
     common = dict(
         session_id=manager.session_id,
@@ -93,14 +155,7 @@ async def prepare_summary(
             latency_ms=0,
             **common,  # type: ignore[arg-type]
         )
-    request = SummaryRequest(
-        span=span_messages,
-        prompt_version=config.compaction_summary_prompt_version,
-        max_tokens=config.compaction_max_summary_tokens,
-        instructions=instructions,
-        history=tuple(manager.history.messages),
-        span_start=span.start,
-    )
+    request = summary_request(manager, span, instructions, max_tokens)
     try:
         result = await manager.summarizer.summarize(request)
     except SummarizerError as error:

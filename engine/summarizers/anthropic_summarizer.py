@@ -21,6 +21,7 @@ import httpx2
 from anthropic.types import Message as APIMessage
 
 from engine.events import redact
+from engine.policy.summary_budget import SummaryCallPrice
 from engine.summarizers.base import ErrorClass, SummarizerError, SummaryRequest, SummaryResult
 from engine.summarizers.pricing import ModelPrice, cost_of, price_for, usage_cost
 from engine.summarizers.request import (
@@ -28,6 +29,7 @@ from engine.summarizers.request import (
     MessagesRequest,
     SessionPrefix,
     build_request,
+    projected_input,
     usage_of,
 )
 
@@ -129,6 +131,32 @@ class AnthropicSummarizer:
 
     def estimate_cost(self, tokens_in: int, max_tokens: int) -> Decimal:
         return cost_of(self._price, tokens_in + PROMPT_OVERHEAD_TOKENS, max_tokens)
+
+    def call_price(self, request: SummaryRequest) -> SummaryCallPrice:
+        """What the call for `request` is projected to cost (the request it would really send:
+        on the cached prefix, or standalone and trimmed), and the cache rates the session's next
+        turns pay for their transcript (the primary model's when the prefix names a priced one,
+        else this model's): engine.policy.summary_budget's inputs."""
+        body = build_request(
+            request,
+            self.name,
+            trim_tokens=self.trim_tool_output_tokens,
+            session_prefix=self.session_prefix,
+        )
+        fresh, read = projected_input(body)
+        per = Decimal(1_000_000)
+        primary = self._price
+        if self.session_prefix is not None:
+            try:
+                primary = price_for(self.session_prefix.model)
+            except KeyError:
+                pass  # an unpriced primary: this model's rates stand in
+        return SummaryCallPrice(
+            input_usd=cost_of(self._price, fresh, 0, cache_read_tokens=read),
+            output_per_token=self._price.output_per_mtok / per,
+            cache_write_per_token=primary.cache_write_per_mtok / per,
+            cache_read_per_token=primary.cache_read_per_mtok / per,
+        )
 
     async def count_tokens(self, text: str) -> int | None:
         """The API's count for `text` as one user message, or None: callers fall back to len/3."""

@@ -13,8 +13,9 @@ from engine.messages import Message, TextContentBlock, ToolResultContentBlock, T
 # Part of the §5.1 cache key (the compaction_summary_prompt_version knob's default): bumped with
 # every change to the prompt below, so a summary written under an older prompt is never reused.
 # 1.1.0: the issue-18 checklist (tool-output facts, decisions with reasons, user constraints, the
-# commands that worked, exact values).
-COMPACTION_SUMMARY_PROMPT_VERSION = "1.1.0"
+# commands that worked, exact values). 1.2.0: the request states the summary's length target (the
+# max_tokens engine.policy.summary_budget chose), so the model plans for it instead of being cut.
+COMPACTION_SUMMARY_PROMPT_VERSION = "1.2.0"
 
 SYSTEM_PROMPT = """\
 You compact the older part of a coding agent's session so that it can continue with less context.
@@ -64,12 +65,29 @@ def render_transcript(span: tuple[Message, ...]) -> str:
     return "\n".join(lines)
 
 
-def render_user_message(span: tuple[Message, ...], instructions: str | None) -> str:
+def length_target(max_tokens: int | None) -> str:
+    """The sentence giving the model its length target (the call's max_tokens): a model told
+    its budget plans the summary to fit it, where one cut off at max_tokens loses its end."""
+    if not max_tokens:
+        return ""
+    words = max(1, max_tokens * 3 // 4)
+    return (
+        f"Length: at most {max_tokens:,} tokens (about {words:,} words). Put the items a "
+        "continuing agent would miss most first, and stop when what is left is filler; a "
+        "shorter summary is fine."
+    )
+
+
+def render_user_message(
+    span: tuple[Message, ...], instructions: str | None, max_tokens: int | None = None
+) -> str:
     """The single user message of the compaction request."""
     # The closing tag is neutralised inside the data so a transcript cannot end its own fence.
     body = render_transcript(span).replace("</transcript>", "</ transcript>")
     parts = [f"<transcript>\n{body}\n</transcript>"]
     if instructions:
         parts.append(f"The user asks that the summary also: {instructions.strip()}")
+    if target := length_target(max_tokens):
+        parts.append(target)
     parts.append("Summarize the transcript above.")
     return "\n\n".join(parts)

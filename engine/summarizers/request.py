@@ -31,7 +31,7 @@ from engine.messages import (
 )
 from engine.summarizers.base import SummaryRequest
 from engine.summarizers.pricing import CallUsage
-from engine.summarizers.prompt import SYSTEM_PROMPT, render_user_message
+from engine.summarizers.prompt import SYSTEM_PROMPT, length_target, render_user_message
 from engine.tokens import estimate_text_tokens
 
 # A tool output over this many tokens is trimmed before a standalone call (0: never).
@@ -132,7 +132,12 @@ def standalone_request(request: SummaryRequest, trim_tokens: int) -> MessagesReq
     span, trimmed, saved = trim_span(request.span, trim_tokens)
     return MessagesRequest(
         system=SYSTEM_PROMPT,
-        messages=[{"role": "user", "content": render_user_message(span, request.instructions)}],
+        messages=[
+            {
+                "role": "user",
+                "content": render_user_message(span, request.instructions, request.max_tokens),
+            }
+        ],
         trimmed_outputs=trimmed,
         trimmed_tokens=saved,
     )
@@ -200,6 +205,8 @@ def cached_prefix_instruction(request: SummaryRequest) -> str:
     ]
     if request.instructions:
         parts.append(f"The user asks that the summary also: {request.instructions.strip()}")
+    if target := length_target(request.max_tokens):
+        parts.append(target)
     return "\n\n".join(parts)
 
 
@@ -238,6 +245,40 @@ def build_request(
         if cached is not None:
             return cached
     return standalone_request(request, trim_tokens)
+
+
+def projected_input(body: MessagesRequest) -> tuple[int, int]:
+    """(full-rate input tokens, cache-read tokens) the provider is expected to bill for `body`,
+    by the engine's estimator. On the session's cached prefix everything up to the last message's
+    breakpoint is read from the cache (the session's primary call wrote it) and the instruction
+    after it is new; a standalone request is all new."""
+    system = (
+        body.system
+        if isinstance(body.system, str)
+        else "".join(str(block.get("text", "")) for block in body.system)
+    )
+    prefix = estimate_text_tokens(system) + sum(
+        estimate_text_tokens(msgspec.json.encode(tool).decode()) for tool in body.tools or []
+    )
+    blocks: list[dict[str, Any]] = []
+    for message in body.messages:
+        content = message["content"]
+        blocks += [{"type": "text", "text": content}] if isinstance(content, str) else content
+    tokens = [estimate_text_tokens(_block_text(block)) for block in blocks]
+    if not body.on_cached_prefix:
+        return prefix + sum(tokens), 0
+    cached = max((i + 1 for i, b in enumerate(blocks) if "cache_control" in b), default=0)
+    return sum(tokens[cached:]), prefix + sum(tokens[:cached])
+
+
+def _block_text(block: dict[str, Any]) -> str:
+    kind = block.get("type")
+    if kind == "text":
+        return str(block.get("text", ""))
+    if kind == "tool_use":
+        return f"{block.get('name', '')}\n{msgspec.json.encode(block.get('input', {})).decode()}"
+    content = block.get("content", "")
+    return content if isinstance(content, str) else msgspec.json.encode(content).decode()
 
 
 def usage_of(usage: object) -> CallUsage | None:

@@ -29,6 +29,7 @@ compaction_max_cost_per_session_usd: "0.50"
 compaction_summary_prompt_version: "2.0.0"
 compaction_cache_max_rows: 500
 compaction_max_summary_tokens: 1500
+compaction_summary_payback_turns: 5
 compaction_strategy: hybrid
 summarizer:
   base_url: http://127.0.0.1:11434
@@ -65,11 +66,12 @@ def test_every_knob_is_read_from_the_file_with_its_line(tmp_path: Path) -> None:
     assert config.compaction_summary_prompt_version == "2.0.0"
     assert config.compaction_cache_max_rows == 500
     assert config.compaction_max_summary_tokens == 1500
+    assert config.compaction_summary_payback_turns == 5
     assert config.compaction_strategy == "hybrid"
     for knob in KNOBS:
         assert resolved.origins[knob].kind == "file", knob
     assert str(resolved.origins["compaction_threshold_tokens"]) == f"file {path}:2"
-    assert str(resolved.origins["summarizer.price.output_per_mtok"]) == f"file {path}:16"
+    assert str(resolved.origins["summarizer.price.output_per_mtok"]) == f"file {path}:17"
     settings = resolved.summarizer
     assert settings.base_url == "http://127.0.0.1:11434"
     assert settings.timeout_s == 30

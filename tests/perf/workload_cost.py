@@ -137,6 +137,10 @@ class CountingSummarizer:
     def estimate_cost(self, tokens_in: int, max_tokens: int) -> Decimal:
         return self.inner.estimate_cost(tokens_in, max_tokens)
 
+    def __getattr__(self, name: str) -> object:
+        # What else the inner one offers (call_price, request_variant): the engine asks for it.
+        return getattr(self.inner, name)
+
     async def aclose(self) -> None:
         await self.inner.aclose()
 
