@@ -10,17 +10,35 @@ The embedded default for the demo; never substituted for a named model."""
 from __future__ import annotations
 
 import time
+from collections import Counter
 from decimal import Decimal
 
 from engine.events import redact
 from engine.policy.splice import summary_text
 from engine.summarizers.base import SummaryRequest, SummaryResult
-from engine.summarizers.extractive_pool import SECTIONS, Candidate, build_pool
+from engine.summarizers.extractive_pool import (
+    DECISIONS,
+    KEPT,
+    LAST_ASK,
+    SECTIONS,
+    Candidate,
+    build_pool,
+    template_of,
+)
 from engine.tokens import CHARS_PER_TOKEN, estimate_text_tokens
 
 NAME = "local:extractive"
 _PER_CHAR = 0.4  # priority points a character of summary costs
 _PER_LINE = 8.0  # what each earlier line of the same section takes off a line's worth
+# What each earlier line of the same template takes off a line's worth: "keep the signature of X
+# unchanged" said for the tenth X tells less than a statement made once (a one-off fact).
+_PER_TEMPLATE = 120.0
+# A concrete term said once or twice in the span (a bucket name, a date, a limit) is news; one
+# said on every other line (the module being worked on) is context. Worth per rare term, and
+# what a line with nothing concrete in it loses (the last ask and kept instructions excepted).
+_PER_RARE_TERM = 40.0
+_RARE = 2
+_VAGUE = 60.0
 _MORE = "\n(+{count} more lines not kept)"
 
 
@@ -76,12 +94,23 @@ def _fill(pool: list[Candidate], budget: int) -> list[Candidate]:
     # each further line of one kind is worth a little less, so a long span's forty tool runs do not
     # crowd out every statement and decision.
     worth = {id(c): c.priority - _PER_CHAR * len(c.text) for c in pool}
+    spread = Counter(term for c in pool for term in c.terms)
+    for c in pool:
+        rare = sum(1 for term in c.terms if spread[term] <= _RARE)
+        worth[id(c)] += _PER_RARE_TERM * min(rare, 3)
+        if not c.terms and c.section not in (LAST_ASK, KEPT, DECISIONS):
+            worth[id(c)] -= _VAGUE
     by_section: dict[str, list[Candidate]] = {}
     for candidate in sorted(pool, key=lambda c: (-worth[id(c)], c.order)):
         by_section.setdefault(candidate.section, []).append(candidate)
     for lines in by_section.values():
         for rank, candidate in enumerate(lines):
             worth[id(candidate)] -= _PER_LINE * rank
+    by_template: dict[str, int] = {}
+    for candidate in sorted(pool, key=lambda c: (-worth[id(c)], c.order)):
+        key = template_of(candidate.text)
+        worth[id(candidate)] -= _PER_TEMPLATE * by_template.get(key, 0)
+        by_template[key] = by_template.get(key, 0) + 1
     ranked = sorted(pool, key=lambda c: (-worth[id(c)], c.order, c.text))
     for candidate in ranked:
         text = redact(candidate.text)

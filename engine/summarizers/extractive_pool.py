@@ -145,6 +145,15 @@ def terms_of(text: str) -> frozenset[str]:
     return frozenset(t for t in found if len(t) > 1 or t.isdigit())
 
 
+_TEMPLATE_TERM = re.compile(_TERM.pattern + "|" + _PATH.pattern + r"|\b\w+_\w+\b")
+
+
+def template_of(text: str) -> str:
+    """A line with its concrete terms blanked: the lines a span says again and again about a
+    different file or name each time ("kept the signature of X as it was") share one."""
+    return _SPACES.sub(" ", _TEMPLATE_TERM.sub("#", text.lower())).strip()
+
+
 def sentences(text: str) -> list[str]:
     out: list[str] = []
     glue = False
