@@ -95,8 +95,14 @@ def _fill(pool: list[Candidate], budget: int) -> list[Candidate]:
     # crowd out every statement and decision.
     worth = {id(c): c.priority - _PER_CHAR * len(c.text) for c in pool}
     spread = Counter(term for c in pool for term in c.terms)
+    shapes = Counter(template_of(c.text, c.section) for c in pool)
     for c in pool:
-        rare = sum(1 for term in c.terms if spread[term] <= _RARE)
+        # An instance of a repeated template (a log line) has unique values in its slots
+        # (times, pids): news only when the line itself is one of a kind.
+        if shapes[template_of(c.text, c.section)] > 1:
+            rare = 0
+        else:
+            rare = sum(1 for term in c.terms if spread[term] <= _RARE)
         worth[id(c)] += _PER_RARE_TERM * min(rare, 3)
         if not c.terms and c.section not in (LAST_ASK, KEPT, DECISIONS):
             worth[id(c)] -= _VAGUE
@@ -108,7 +114,7 @@ def _fill(pool: list[Candidate], budget: int) -> list[Candidate]:
             worth[id(candidate)] -= _PER_LINE * rank
     by_template: dict[str, int] = {}
     for candidate in sorted(pool, key=lambda c: (-worth[id(c)], c.order)):
-        key = template_of(candidate.text)
+        key = template_of(candidate.text, candidate.section)
         worth[id(candidate)] -= _PER_TEMPLATE * by_template.get(key, 0)
         by_template[key] = by_template.get(key, 0) + 1
     ranked = sorted(pool, key=lambda c: (-worth[id(c)], c.order, c.text))

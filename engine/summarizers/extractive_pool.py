@@ -146,12 +146,18 @@ def terms_of(text: str) -> frozenset[str]:
 
 
 _TEMPLATE_TERM = re.compile(_TERM.pattern + "|" + _PATH.pattern + r"|\b\w+_\w+\b")
+_TEMPLATE_WORD = re.compile(_PATH.pattern + r"|[\w#@$%.:/-]*\w[\w#@$%.:/-]*")
 
 
-def template_of(text: str) -> str:
-    """A line with its concrete terms blanked: the lines a span says again and again about a
-    different file or name each time ("kept the signature of X as it was") share one."""
-    return _SPACES.sub(" ", _TEMPLATE_TERM.sub("#", text.lower())).strip()
+def template_of(text: str, section: str) -> str:
+    """The template a line is an instance of. Prose keeps its words with its concrete terms
+    blanked ("kept the signature of X as it was", said for ten Xs); what a tool printed keeps
+    only its shape, every word and value one symbol ("<time> ERROR <service>[<pid>] upstream
+    returned 503 after <n> ms" from every service of a log)."""
+    lowered = text.lower()
+    if section in (ERRORS, TOOLS):
+        return _SPACES.sub("", _TEMPLATE_WORD.sub("w", lowered))
+    return _SPACES.sub(" ", _TEMPLATE_TERM.sub("#", lowered)).strip()
 
 
 def sentences(text: str) -> list[str]:
