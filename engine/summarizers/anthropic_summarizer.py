@@ -143,7 +143,7 @@ class AnthropicSummarizer:
             trim_tokens=self.trim_tool_output_tokens,
             session_prefix=self.session_prefix,
         )
-        fresh, read = projected_input(body)
+        fresh, read, written = projected_input(body)
         per = Decimal(1_000_000)
         primary = self._price
         if self.session_prefix is not None:
@@ -152,7 +152,9 @@ class AnthropicSummarizer:
             except KeyError:
                 pass  # an unpriced primary: this model's rates stand in
         return SummaryCallPrice(
-            input_usd=cost_of(self._price, fresh, 0, cache_read_tokens=read),
+            input_usd=cost_of(
+                self._price, fresh, 0, cache_write_tokens=written, cache_read_tokens=read
+            ),
             output_per_token=self._price.output_per_mtok / per,
             cache_write_per_token=primary.cache_write_per_mtok / per,
             cache_read_per_token=primary.cache_read_per_mtok / per,

@@ -247,11 +247,12 @@ def build_request(
     return standalone_request(request, trim_tokens)
 
 
-def projected_input(body: MessagesRequest) -> tuple[int, int]:
-    """(full-rate input tokens, cache-read tokens) the provider is expected to bill for `body`,
-    by the engine's estimator. On the session's cached prefix everything up to the last message's
-    breakpoint is read from the cache (the session's primary call wrote it) and the instruction
-    after it is new; a standalone request is all new."""
+def projected_input(body: MessagesRequest) -> tuple[int, int, int]:
+    """(full-rate input, cache-read, cache-write) tokens the provider is expected to bill for
+    `body`, by the engine's estimator. On the session's cached prefix the history up to its last
+    message is read from the cache (the session's primary call wrote it), the last message is
+    written (no primary call has sent it with a breakpoint yet) and the instruction after the
+    breakpoint is new; a standalone request is all new."""
     system = (
         body.system
         if isinstance(body.system, str)
@@ -260,15 +261,18 @@ def projected_input(body: MessagesRequest) -> tuple[int, int]:
     prefix = estimate_text_tokens(system) + sum(
         estimate_text_tokens(msgspec.json.encode(tool).decode()) for tool in body.tools or []
     )
-    blocks: list[dict[str, Any]] = []
-    for message in body.messages:
+    blocks: list[tuple[int, dict[str, Any]]] = []
+    for index, message in enumerate(body.messages):
         content = message["content"]
-        blocks += [{"type": "text", "text": content}] if isinstance(content, str) else content
-    tokens = [estimate_text_tokens(_block_text(block)) for block in blocks]
+        items = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        blocks += [(index, block) for block in items]
+    tokens = [estimate_text_tokens(_block_text(block)) for _, block in blocks]
     if not body.on_cached_prefix:
-        return prefix + sum(tokens), 0
-    cached = max((i + 1 for i, b in enumerate(blocks) if "cache_control" in b), default=0)
-    return sum(tokens[cached:]), prefix + sum(tokens[:cached])
+        return prefix + sum(tokens), 0, 0
+    cached = max((i + 1 for i, (_, b) in enumerate(blocks) if "cache_control" in b), default=0)
+    last = blocks[cached - 1][0] if cached else -1
+    written = sum(t for t, (m, _) in zip(tokens[:cached], blocks, strict=False) if m == last)
+    return sum(tokens[cached:]), prefix + sum(tokens[:cached]) - written, written
 
 
 def _block_text(block: dict[str, Any]) -> str:
