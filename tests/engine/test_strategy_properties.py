@@ -13,6 +13,7 @@ import asyncio
 import dataclasses
 import tempfile
 from collections.abc import Sequence
+from decimal import Decimal
 from pathlib import Path
 
 import msgspec
@@ -26,7 +27,9 @@ from engine.messages import Message, Role, ToolResultContentBlock, validate_hist
 from engine.outcomes import CompactionOutcome
 from engine.policy.span import is_tool_cycle_boundary
 from engine.policy.strategies import MASKED_PREFIX, is_masked, plan_strategy
+from engine.policy.summary_budget import SummaryCallPrice, summary_budget
 from engine.store import SessionStore, UndoRefused
+from engine.summarizers import ExtractiveSummarizer, SummaryRequest, SummaryResult
 from tests.engine.test_properties import (
     PROPERTY_SETTINGS,
     Ledger,
@@ -153,7 +156,47 @@ def is_summary(message: Message) -> bool:
     return message.synthetic and getattr(text, "text", "").startswith("<COMPACTION_SUMMARY")
 
 
-def run_strategy_session(strategy: str, play: SessionPlay) -> None:
+class PricedExtractive:
+    """local:extractive priced like a paid model (engine.policy.summary_budget then picks each
+    call's max_tokens): records each request's max_tokens beside what the rule gives for it."""
+
+    name = LOCAL
+
+    def __init__(self, ceiling: int) -> None:
+        self.inner = ExtractiveSummarizer()
+        self.ceiling = ceiling
+        self.seen: list[tuple[int, int]] = []  # (max_tokens sent, the rule's budget)
+
+    def call_price(self, request: SummaryRequest) -> SummaryCallPrice:
+        return SummaryCallPrice(
+            input_usd=Decimal("0.000001") * sum(History().counter(m) for m in request.span),
+            output_per_token=Decimal("0.000005"),
+            cache_write_per_token=Decimal("0.00000125"),
+            cache_read_per_token=Decimal("0.0000001"),
+        )
+
+    async def summarize(self, request: SummaryRequest) -> SummaryResult:
+        span = sum(History().counter(m) for m in request.span)
+        kept = sum(History().counter(m) for m in request.history) - span
+        rule = summary_budget(
+            span, kept, self.call_price(request), ceiling=self.ceiling, payback_turns=3
+        )
+        self.seen.append((request.max_tokens, rule))
+        return await self.inner.summarize(request)
+
+    def estimate_cost(self, tokens_in: int, max_tokens: int) -> Decimal:
+        return Decimal("0.000001") * tokens_in + Decimal("0.000005") * max_tokens
+
+    async def aclose(self) -> None:
+        return None
+
+
+def run_strategy_session(
+    strategy: str,
+    play: SessionPlay,
+    summarizer: object | None = None,
+    max_summary_tokens: int = 200,
+) -> None:
     messages = materialize(play.shapes)
     initial, spe = initial_and_prefix_end(messages, play.initial, play.prefix_choice)
     config = CompactionConfig(
@@ -162,7 +205,9 @@ def run_strategy_session(strategy: str, play: SessionPlay) -> None:
         compaction_preserve_recent_turns=play.preserve,
         compaction_model=LOCAL,
         compaction_strategy=strategy,
-        compaction_max_summary_tokens=200,
+        compaction_max_summary_tokens=max_summary_tokens,
+        # The budget check must not stop the priced runs before they compact.
+        compaction_max_cost_per_session_usd=Decimal(1000),
     )
     with tempfile.TemporaryDirectory(prefix="strategy-props-") as scratch:
         store = SessionStore.open(Path(scratch), create=True)
@@ -170,7 +215,8 @@ def run_strategy_session(strategy: str, play: SessionPlay) -> None:
             store.create_session("s", config=config, stable_prefix_end=spe)
             for message in messages[:initial]:
                 store.append_message("s", message, History().counter(message))
-            manager = store.manager("s", summarizer=build_summarizer(play.summarizer_kind))
+            chosen = summarizer or build_summarizer(play.summarizer_kind)
+            manager = store.manager("s", summarizer=chosen)
             ledger = StrategyLedger(manager, messages[:spe], store)
             ledger.add(messages[spe:initial])
             asyncio.run(play_turns(manager, ledger, messages, play))
@@ -191,6 +237,23 @@ def test_every_strategy_keeps_every_invariant_archives_its_span_and_undoes(
     # Longer tool results give masking something to do.
     play = dataclasses.replace(play, shapes=lengthen(play.shapes, factors))
     run_strategy_session(strategy, play)
+
+
+@PROPERTY_SETTINGS
+@given(
+    strategy=st.sampled_from(COMPACTION_STRATEGIES),
+    play=session_plays(max_threshold=600, max_cap_gap=900),
+    factors=st.lists(st.integers(1, 8), min_size=1, max_size=4),
+    ceiling=st.sampled_from([120, 600, 2_000]),
+)
+def test_every_strategy_with_a_priced_summarizer_sends_the_rules_budget_and_keeps_invariants(
+    strategy: str, play: SessionPlay, factors: list[int], ceiling: int
+) -> None:
+    play = dataclasses.replace(play, shapes=lengthen(play.shapes, factors))
+    priced = PricedExtractive(ceiling)
+    run_strategy_session(strategy, play, priced, max_summary_tokens=ceiling)
+    for sent, rule in priced.seen:
+        assert sent == rule <= ceiling
 
 
 @PROPERTY_SETTINGS
