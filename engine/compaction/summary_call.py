@@ -16,7 +16,7 @@ from engine.messages import Message, Role
 from engine.outcomes import PreparedCompaction
 from engine.policy.cache_fit import cache_row_problem
 from engine.policy.span import SpanPlan
-from engine.policy.strategies import masked_span
+from engine.policy.strategies import masked_span, summary_ceiling
 from engine.policy.summary_budget import FREE, SummaryCallPrice, summary_budget
 from engine.summarizers import Summarizer, SummarizerError, SummaryRequest
 
@@ -71,7 +71,8 @@ def max_summary_tokens(manager: SessionManager, span: SpanPlan, instructions: st
     """The call's max_tokens: engine.policy.summary_budget's pay-back budget for this span, under
     the compaction_max_summary_tokens ceiling (the ceiling itself for a free summarizer)."""
     config = manager.config
-    ceiling = config.compaction_max_summary_tokens
+    # A fold (§12.4) brings the earlier summary's room with it.
+    ceiling = summary_ceiling(manager.history, span, config.compaction_max_summary_tokens)
     if config.compaction_summary_payback_turns <= 0:
         return ceiling
     request = summary_request(manager, span, instructions, ceiling)
@@ -114,7 +115,7 @@ def usable_hit(manager: SessionManager, key: str, span: SpanPlan) -> CacheRow | 
     cached = cache.get(key)
     if cached is None:
         return None
-    budget = manager.config.compaction_max_summary_tokens
+    budget = summary_ceiling(manager.history, span, manager.config.compaction_max_summary_tokens)
     counter = manager.history.counter
     problem = cache_row_problem(cached, span, budget, lambda text: counter(_probe(text)))
     if problem is None:

@@ -28,6 +28,8 @@ import msgspec
 from engine.history import History
 from engine.messages import Message, ToolResultContentBlock, ToolUseContentBlock
 from engine.policy.span import SpanPlan, plan_span
+from engine.policy.splice import SUMMARY_OPEN
+from engine.summarizers.extractive_pool import MASKED_PREFIX, key_lines
 from engine.tokens import estimate_text_tokens
 
 Strategy = Literal["summarize", "mask", "hybrid", "recompact"]
@@ -50,7 +52,6 @@ MASK_PAYBACK_TURNS = 3.0
 MASK_ONLY_PAYBACK_TURNS = 10.0
 CACHE_WRITE_RATE = 1.25  # Anthropic's cache write and read prices, as multiples of input
 CACHE_READ_RATE = 0.1
-MASKED_PREFIX = "[tool result masked: "
 _FIRST_LINE_CHARS = 80
 
 
@@ -83,9 +84,12 @@ def placeholder(tool_name: str, content: str, is_error: bool, *, digest: bool = 
         else "0" * 8
     )
     status = "error, " if is_error else ""
+    # Its key lines too (errors, values, a total; extractive_pool.key_lines): when a hybrid
+    # later folds the masked copy into a summary, the facts the output carried are still there.
+    keys = " | ".join(key_lines(content))
     return (
         f"{MASKED_PREFIX}{tool_name}, {status}{len(content):,} chars, {len(lines):,} lines, "
-        f"sha256 {digest_text}; first line: {first}]"
+        f"sha256 {digest_text}; first line: {first}" + (f"; key lines: {keys}]" if keys else "]")
     )
 
 
@@ -165,6 +169,30 @@ def fold_start(history: History) -> int:
     return history.stable_prefix_end
 
 
+def carried_summary_tokens(history: History, start: int, end: int) -> int:
+    """Tokens of earlier summaries inside messages[start:end]: what a fold carries forward."""
+    return sum(
+        history.tokens[index]
+        for index in range(start, end)
+        if is_summary_message(history.messages[index])
+    )
+
+
+def is_summary_message(message: Message) -> bool:
+    first = message.content[0] if message.content else None
+    return message.synthetic and getattr(first, "text", "").startswith(SUMMARY_OPEN)
+
+
+def summary_ceiling(history: History, span: SpanPlan, ceiling: int) -> int:
+    """The most a summary of `span` may take. A fold (§12.4) re-summarizes the earlier summary
+    with the new span: under one ceiling the old facts would compete with the new ones for the
+    room each had alone, so the earlier summary brings its own room, up to one more ceiling.
+    The folded history stays bounded (at most two ceilings of summary, where `summarize` piles
+    one up per compaction); a paid summary's pay-back budget still applies below it."""
+    carried = carried_summary_tokens(history, span.start, span.compaction_watermark)
+    return ceiling + min(carried, ceiling)
+
+
 def reads_tool_output(strategy: str) -> bool:
     """Whether planning `strategy` reads tool results' text (a mask's savings); the others read
     only roles, tool_use ids, synthetic flags and token counts (store.sql.read_plan_history)."""
@@ -185,7 +213,7 @@ def plan_strategy(
         return _summary_plan(strategy, span, summary_budget_tokens)
     if strategy == "recompact":
         span = plan_span(history, preserve_recent_turns, start=fold_start(history))
-        return _summary_plan(strategy, span, summary_budget_tokens)
+        return _summary_plan(strategy, span, summary_budget_tokens, history)
     mask_span = plan_span(history, preserve_recent_turns)
     saved = 0
     if mask_span is not None:
@@ -202,7 +230,7 @@ def plan_strategy(
         ):
             return StrategyPlan(strategy, "mask", mask_span, saved)
     span = plan_span(history, preserve_recent_turns, start=fold_start(history))
-    return _summary_plan(strategy, span, summary_budget_tokens)
+    return _summary_plan(strategy, span, summary_budget_tokens, history)
 
 
 def why_nothing_to_do(history: History, strategy: str, preserve_recent_turns: int) -> str:
@@ -212,9 +240,13 @@ def why_nothing_to_do(history: History, strategy: str, preserve_recent_turns: in
     return f"the {strategy} strategy finds no tool result long enough to mask"
 
 
-def _summary_plan(strategy: str, span: SpanPlan | None, budget: int) -> StrategyPlan | None:
+def _summary_plan(
+    strategy: str, span: SpanPlan | None, budget: int, folds: History | None = None
+) -> StrategyPlan | None:
     if span is None:
         return None
+    if folds is not None:
+        budget = summary_ceiling(folds, span, budget)
     return StrategyPlan(strategy, "summarize", span, max(0, span.span_tokens - budget))
 
 
@@ -235,6 +267,7 @@ __all__ = [
     "placeholder",
     "plan_strategy",
     "reads_tool_output",
+    "summary_ceiling",
     "tool_names",
     "why_nothing_to_do",
 ]

@@ -423,8 +423,7 @@ class SessionStore:
             _compactions(conn, session_id)
             # The active rows were decoded (and validated) with the snapshot: the rest only.
             rows = conn.execute(
-                f"SELECT {MESSAGE_COLUMNS} FROM messages "
-                "WHERE session_id = ? AND position IS NULL",
+                f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND position IS NULL",
                 (session_id,),
             )
             for row in rows:

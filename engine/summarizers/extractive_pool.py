@@ -241,7 +241,7 @@ def build_pool(
     for position, message in enumerate(span):
         for block in message.content:
             if isinstance(block, TextContentBlock):
-                if message.synthetic and _WRAPPER.search(block.text):
+                if _earlier(message, block.text):
                     _earlier_summary(pool, block.text, position)
                 elif message.synthetic:
                     continue  # fillers and notices the compactor wrote
@@ -268,6 +268,14 @@ _CARRIED = {
     FACTS: (FACTS, 640),
     FILES: (FILES, 560),
 }
+
+
+def _earlier(message: Message, text: str) -> bool:
+    """An earlier summary: the compactor's synthetic message, or (a span read back from a
+    request, where no metadata travels) a user message that is one §4.2 wrapper."""
+    if message.synthetic:
+        return bool(_WRAPPER.search(text))
+    return message.role is Role.USER and bool(_WRAPPER.match(text.lstrip()))
 
 
 def _earlier_summary(pool: _Pool, text: str, position: int) -> None:
@@ -416,7 +424,8 @@ def _tool_call(
 ) -> None:
     command, path = _command_of(block)
     output = result.content if result is not None else ""
-    lines = [clean(line) for line in output.splitlines()]
+    kept = masked_lines(output)
+    lines = [clean(line) for line in (output.splitlines() if kept is None else kept)]
     lines = [line for line in lines if line]
     is_read = path is not None and command.startswith(f"{block.name} ")
     # A file's contents are not errors ("raise ValueError" in a source file): a read fails only
@@ -463,3 +472,35 @@ def _tool_call(
     else:
         outcome = "worked" if worked else "ok"
         pool.add(TOOLS, 700 if worked else 380, position, f"{command} → {outcome}")
+
+
+# engine.policy.strategies writes a masked tool result as this prefix, its first line and its
+# key lines; read back here so a fold of masked copies still sees what they kept.
+MASKED_PREFIX = "[tool result masked: "
+_MASKED_LINES = re.compile(r"; first line: (.*?)(?:; key lines: (.*))?\]$", re.DOTALL)
+
+
+def masked_lines(content: str) -> list[str] | None:
+    """The lines a masked placeholder kept (its first and key lines); None if not one."""
+    if not content.startswith(MASKED_PREFIX):
+        return None
+    found = _MASKED_LINES.search(content)
+    if found is None:
+        return []
+    first, keys = found.group(1), found.group(2)
+    return [line for line in [first, *(keys.split(" | ") if keys else [])] if line]
+
+
+def key_lines(content: str, *, most: int = 2, limit: int = 100) -> list[str]:
+    """The lines of a tool output a reader would miss most, beyond its first: its error lines,
+    else the lines that carry values and are not instances of a template repeated through it
+    (a log's one WARNING and its closing total among a thousand INFO lines). What a masked
+    result keeps (engine.policy.strategies.placeholder), so a later summary can still say it."""
+    lines = [clean(line) for line in content.splitlines()]
+    lines = [line for line in lines if line][1:]
+    errors = _error_lines(lines, most)
+    if errors:
+        return [clip(line, limit) for line in errors]
+    salient = _salient(lines)
+    picked = _digest_lines(salient, long=len(lines) > 4, limit=2 * limit)[:most]
+    return [clip(salient[i], limit) for i in picked]
