@@ -16,7 +16,7 @@ from engine.messages import Message, Role
 from engine.outcomes import PreparedCompaction
 from engine.policy.cache_fit import cache_row_problem
 from engine.policy.span import SpanPlan
-from engine.policy.strategies import masked_span, summary_ceiling
+from engine.policy.strategies import keeps_key_lines, masked_span, summary_ceiling
 from engine.policy.summary_budget import FREE, SummaryCallPrice, summary_budget
 from engine.summarizers import Summarizer, SummarizerError, SummaryRequest
 
@@ -191,7 +191,8 @@ async def prepare_summary(
 def prepare_mask(manager: SessionManager, span: SpanPlan, trigger: Trigger) -> PreparedCompaction:
     """engine.policy.strategies `mask`: the span's tool results as placeholders, no call."""
     history, config = manager.history, manager.config
-    replacement = tuple(masked_span(history, span.start, span.compaction_watermark))
+    keys = keeps_key_lines(config.compaction_strategy)
+    replacement = tuple(masked_span(history, span.start, span.compaction_watermark, keys=keys))
     return PreparedCompaction(
         session_id=manager.session_id,
         span=span,

@@ -491,7 +491,7 @@ def masked_lines(content: str) -> list[str] | None:
     return [line for line in [first, *(keys.split(" | ") if keys else [])] if line]
 
 
-def key_lines(content: str, *, most: int = 2, limit: int = 100) -> list[str]:
+def key_lines(content: str, *, most: int = 1, limit: int = 80) -> list[str]:
     """The lines of a tool output a reader would miss most, beyond its first: its error lines,
     else the lines that carry values and are not instances of a template repeated through it
     (a log's one WARNING and its closing total among a thousand INFO lines). What a masked

@@ -10,11 +10,21 @@ import pytest
 
 from engine.config import CompactionConfig
 from engine.errors import ConfigError
-from engine.history import History
+from engine.history import History, text_message
 from engine.manager import SessionManager
-from engine.messages import Message, ToolResultContentBlock
-from engine.policy.strategies import MASKED_PREFIX, masked_span, placeholder, plan_strategy
+from engine.messages import Message, Role, ToolResultContentBlock
+from engine.policy.span import plan_span
+from engine.policy.splice import summary_text
+from engine.policy.strategies import (
+    MASKED_PREFIX,
+    keeps_key_lines,
+    masked_span,
+    placeholder,
+    plan_strategy,
+    summary_ceiling,
+)
 from engine.store import SessionStore
+from engine.summarizers import ExtractiveSummarizer, SummaryRequest
 from tests.history_builders import (
     LOCAL,
     FailingSummarizer,
@@ -251,3 +261,38 @@ def test_hybrid_summarizes_when_a_mask_would_not_pay_back_its_rewrite() -> None:
     # Without the long tail the same mask pays back at once, and hybrid masks.
     short = History(long_tool_session(6))
     assert plan_strategy(short, "hybrid", 4, 2_000, 200).action == "mask"  # type: ignore[union-attr]
+
+
+LOADER_LOG = "\n".join(
+    [*(f"2026-12-04 12:00:{i:02d} INFO loader chunk {i} ok" for i in range(40))]
+    + ["WARNING skipped 37 rows with an empty customer_id"]
+    + [f"2026-12-04 12:01:{i:02d} INFO loader chunk {40 + i} ok" for i in range(10)]
+)
+
+
+def test_a_hybrid_placeholder_keeps_the_outputs_key_line_and_a_mask_one_does_not() -> None:
+    kept = placeholder("bash", LOADER_LOG, False, keys=True)
+    assert "key lines: WARNING skipped 37 rows" in kept
+    assert "37 rows" not in placeholder("bash", LOADER_LOG, False)
+    assert keeps_key_lines("hybrid") and not keeps_key_lines("mask")
+
+
+def test_a_summary_of_masked_copies_still_says_what_their_key_lines_kept() -> None:
+    messages = long_tool_session(1, output=LOADER_LOG)
+    copies = masked_span(History(messages), 0, len(messages), keys=True)
+    request = SummaryRequest(span=tuple(copies), prompt_version="x", max_tokens=400)
+    summary = ExtractiveSummarizer().summarize_now(request)
+    assert "skipped 37 rows" in summary
+
+
+def test_a_fold_brings_the_earlier_summarys_room_up_to_one_more_ceiling() -> None:
+    earlier = text_message("s1", Role.USER, summary_text(LOCAL, 0, "x " * 600), synthetic=True)
+    history = History([earlier, *long_tool_session(6)])
+    span = plan_span(history, 2, start=0)
+    assert span is not None and span.start == 0
+    carried = history.tokens[0]
+    assert summary_ceiling(history, span, 5_000) == 5_000 + carried
+    assert summary_ceiling(history, span, 100) == 200  # at most one more ceiling
+    no_fold = plan_span(History(long_tool_session(6)), 2)
+    assert no_fold is not None
+    assert summary_ceiling(History(long_tool_session(6)), no_fold, 300) == 300
