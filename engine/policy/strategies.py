@@ -274,6 +274,7 @@ __all__ = [
     "StrategyPlan",
     "fold_start",
     "is_masked",
+    "is_summary_message",
     "keeps_key_lines",
     "mask_message",
     "mask_payback_turns",
