@@ -251,3 +251,21 @@ def test_codex_argv_commands_and_patched_files() -> None:
     assert "cargo --version → cargo 1.79.0" in summary
     assert "src/app/main.rs (edited)" in summary
     assert "bash -lc" not in summary
+
+
+def test_it_stops_at_filler_instead_of_filling_its_budget_and_keeps_the_one_off_facts() -> None:
+    span: list[Message] = [text("u0", Role.USER, "Get the nightly export green again.")]
+    for i in range(40):  # the same chatter about a different helper each time
+        span.append(text(f"a{i}", Role.ASSISTANT, f"I looked at helper_{i} and it seems fine."))
+        span.append(text(f"u{i + 1}", Role.USER, "Sounds good, go on."))
+    span.append(
+        text("a-fact", Role.ASSISTANT, "The upstream API rejects batches over 750 entries.")
+    )
+    span.append(
+        text("u-fact", Role.USER, "The production bucket is ledger-prod-eu-west-1; never touch it.")
+    )
+    summary = summarize(span, max_tokens=2_000)
+    assert "750" in summary and "ledger-prod-eu-west-1" in summary
+    # A model given 2,000 tokens for this would not write 2,000: nor does this.
+    assert estimate_text_tokens(summary) < 400
+    assert_well_formed(summary)
