@@ -91,7 +91,7 @@ _DECISION = re.compile(
 )
 _REASON = re.compile(
     r"(?i)\b(?:because|since|so that|so the|so it|so we|as it|as the|which means|to avoid|, so|"
-    r"to keep|due to|given that|otherwise|that way|reason)\b"
+    r"to keep|due to|given that|otherwise|that way|reason|which is why|that is why)\b"
 )
 _TASK = re.compile(
     r"(?i)^open:|(?:^|\b)(?:next|remaining|still (?:to do|need|needs|have|has|to)|to ?do|"
