@@ -223,7 +223,7 @@ def plan_strategy(
         return _summary_plan(strategy, span, summary_budget_tokens)
     if strategy == "recompact":
         span = plan_span(history, preserve_recent_turns, start=fold_start(history))
-        return _summary_plan(strategy, span, summary_budget_tokens, history)
+        return _summary_plan(strategy, span, summary_budget_tokens)
     mask_span = plan_span(history, preserve_recent_turns)
     saved = 0
     if mask_span is not None:
@@ -245,7 +245,7 @@ def plan_strategy(
         ):
             return StrategyPlan(strategy, "mask", mask_span, saved)
     span = plan_span(history, preserve_recent_turns, start=fold_start(history))
-    return _summary_plan(strategy, span, summary_budget_tokens, history)
+    return _summary_plan(strategy, span, summary_budget_tokens)
 
 
 def why_nothing_to_do(history: History, strategy: str, preserve_recent_turns: int) -> str:
@@ -255,13 +255,11 @@ def why_nothing_to_do(history: History, strategy: str, preserve_recent_turns: in
     return f"the {strategy} strategy finds no tool result long enough to mask"
 
 
-def _summary_plan(
-    strategy: str, span: SpanPlan | None, budget: int, folds: History | None = None
-) -> StrategyPlan | None:
+def _summary_plan(strategy: str, span: SpanPlan | None, budget: int) -> StrategyPlan | None:
+    # The plain ceiling, also for a fold: planning reads light columns (store.sql), with no text
+    # to tell a summary from a masked copy; the call's own budget (summary_call) reads the text.
     if span is None:
         return None
-    if folds is not None:
-        budget = summary_ceiling(folds, span, budget)
     return StrategyPlan(strategy, "summarize", span, max(0, span.span_tokens - budget))
 
 

@@ -46,6 +46,9 @@ DEMO_KNOBS: dict[str, Any] = {
     "compaction_hard_cap_tokens": 14_000,
     "compaction_preserve_recent_turns": 6,
     "compaction_max_summary_tokens": 600,
+    # The demo shows a spent budget: its notional price would otherwise shorten each summary to
+    # what pays back (engine.policy.summary_budget) and leave the budget unspent in a minute.
+    "compaction_summary_payback_turns": 0,
     "compaction_max_cost_per_session_usd": Decimal("0.02"),
 }
 
