@@ -232,6 +232,7 @@ async def measure(
     threshold: int,
     quality: bool,
     summary_tokens: int = 2_000,
+    payback_turns: int = 3,
     progress: Callable[[str], None] = lambda line: None,
 ) -> dict[str, Any]:
     """Every (shape, variant) run and its figures, as the one JSON object `--json` prints."""
@@ -272,6 +273,7 @@ async def measure(
                     summarizer=summarizer,
                     after_turn=warm_cache(server) if cached else None,
                     summary_tokens=summary_tokens,
+                    payback_turns=payback_turns,
                 )
                 figures = run_figures(wc, with_, without)
                 figures["fact_recovery_set_b"] = recovery.get(variant.label)
@@ -298,6 +300,7 @@ async def measure(
         "seed": seed,
         "threshold_tokens": threshold,
         "max_summary_tokens": summary_tokens,
+        "summary_payback_turns": payback_turns,
         "preserve_recent_turns": 5,
         "pricing": {
             "model": paid_summary.MODEL,

@@ -172,6 +172,7 @@ async def run_session(
     summarizer: Summarizer | None = None,
     after_turn: Callable[[list[Message]], None] | None = None,
     summary_tokens: int = 2_000,
+    payback_turns: int = 3,
 ) -> Run:
     """One replay. `threshold` None: compaction disabled. `summarizer`: instead of the one
     `model` names. `after_turn(history)`: called with the history at the end of each turn (the
@@ -188,6 +189,7 @@ async def run_session(
         compaction_hard_cap_tokens=max(80_000, threshold + 1) if on else NEVER + 1,
         compaction_strategy=strategy,
         compaction_max_summary_tokens=summary_tokens,
+        compaction_summary_payback_turns=payback_turns,
     )
     facts = planted_facts(seed, turns)
     costs: list[TurnCost] = []
@@ -664,6 +666,7 @@ async def strategies(args: argparse.Namespace) -> dict[str, object]:
         threshold=args.threshold,
         quality=args.quality,
         summary_tokens=args.max_summary_tokens,
+        payback_turns=args.payback_turns,
         progress=(lambda line: print(line, file=sys.stderr)) if args.progress else lambda _: None,
     )
 
@@ -771,7 +774,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--max-summary-tokens",
         type=int,
         default=2_000,
-        help="compaction_max_summary_tokens in the matrix (default 2000, the engine's)",
+        help="compaction_max_summary_tokens, the summary budget's ceiling (default 2000)",
+    )
+    parser.add_argument(
+        "--payback-turns",
+        type=int,
+        default=3,
+        help="compaction_summary_payback_turns in the matrix (default 3; 0: every summary gets "
+        "the ceiling, as before issue 19's pay-back budget)",
     )
     args = parser.parse_args(argv)
     if args.workload is None:
