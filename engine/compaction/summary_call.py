@@ -47,24 +47,50 @@ def call_price(
 ) -> SummaryCallPrice:
     """The summarizer's own projection of the call (`call_price`, e.g. the Anthropic one, which
     knows whether it sends the span on the cached prefix), else one read off its estimate_cost:
-    the input at no output, the output's per-token price, Anthropic's cache factors on input."""
-    own = getattr(summarizer, "call_price", None)
-    if callable(own):
-        price = own(request)
-        if isinstance(price, SummaryCallPrice):
-            return price
-    step = 1_000
-    base = summarizer.estimate_cost(span_tokens, 0)
-    output = (summarizer.estimate_cost(span_tokens, step) - base) / step
-    if output <= 0:
+    the input at no output, the output's per-token price, Anthropic's cache factors on input.
+    A summarizer whose price cannot be read (an injected one that raises, or answers with
+    something that is not a number of 0 or more) is taken as free: its summary keeps the
+    ceiling, as before the pay-back budget, and the compaction still runs."""
+    try:
+        own = getattr(summarizer, "call_price", None)
+        if callable(own):
+            price = own(request)
+            if isinstance(price, SummaryCallPrice) and _sane(price):
+                return price
+        step = 1_000
+        base = _usd(summarizer.estimate_cost(span_tokens, 0))
+        output = (_usd(summarizer.estimate_cost(span_tokens, step)) - base) / step
+        per_input = (_usd(summarizer.estimate_cost(span_tokens + step, 0)) - base) / step
+    except Exception:  # a plugin's pricing bug must not stop the compaction it prices
         return FREE
-    per_input = (summarizer.estimate_cost(span_tokens + step, 0) - base) / step
+    if output <= 0 or per_input < 0:
+        return FREE
     return SummaryCallPrice(
         input_usd=base,
         output_per_token=output,
         cache_write_per_token=per_input * Decimal("1.25"),
         cache_read_per_token=per_input * Decimal("0.1"),
     )
+
+
+def _usd(value: object) -> Decimal:
+    """An estimate_cost answer as a finite Decimal of 0 or more, or ValueError."""
+    if isinstance(value, bool) or not isinstance(value, Decimal | int | float):
+        raise ValueError(f"not a price: {value!r}")
+    amount = Decimal(str(value))
+    if not amount.is_finite() or amount < 0:
+        raise ValueError(f"not a price: {value!r}")
+    return amount
+
+
+def _sane(price: SummaryCallPrice) -> bool:
+    amounts = (
+        price.input_usd,
+        price.output_per_token,
+        price.cache_write_per_token,
+        price.cache_read_per_token,
+    )
+    return all(isinstance(a, Decimal) and a.is_finite() and a >= 0 for a in amounts)
 
 
 def max_summary_tokens(manager: SessionManager, span: SpanPlan, instructions: str | None) -> int:

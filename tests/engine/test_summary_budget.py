@@ -20,6 +20,7 @@ from engine.policy.summary_budget import (
     summary_budget,
 )
 from engine.summarizers.anthropic_summarizer import AnthropicSummarizer
+from engine.summarizers.base import SummaryRequest, SummaryResult
 from engine.summarizers.pricing import price_from_rates
 from engine.summarizers.prompt import length_target
 from engine.summarizers.request import SessionPrefix
@@ -188,9 +189,7 @@ async def test_a_summarizer_priced_at_zero_is_sent_the_ceiling(server: MessagesA
     assert isinstance(sent.body, dict) and sent.body["max_tokens"] == 2_000
 
 
-def _request(manager: SessionManager, start: int, end: int):  # type: ignore[no-untyped-def]
-    from engine.summarizers.base import SummaryRequest
-
+def _request(manager: SessionManager, start: int, end: int) -> SummaryRequest:
     return SummaryRequest(
         span=tuple(manager.history.messages[start:end]),
         prompt_version=manager.config.compaction_summary_prompt_version,
@@ -198,3 +197,52 @@ def _request(manager: SessionManager, start: int, end: int):  # type: ignore[no-
         history=tuple(manager.history.messages),
         span_start=start,
     )
+
+
+class OddlyPricedSummarizer:
+    """A summarizer of someone else's making whose pricing is broken: the compaction must still
+    run, with the ceiling, as before the pay-back budget."""
+
+    name = "acme:summarizer"
+
+    def __init__(self, cost: object) -> None:
+        self.cost = cost
+        self.max_tokens: list[int] = []
+
+    async def summarize(self, request: SummaryRequest) -> SummaryResult:
+        self.max_tokens.append(request.max_tokens)
+        return SummaryResult(
+            text="## Goal\n- migrate the ledger",
+            model=self.name,
+            tokens_in=100,
+            tokens_out=10,
+            cost_usd=Decimal(0),
+            latency_ms=0,
+        )
+
+    def estimate_cost(self, tokens_in: int, max_tokens: int) -> Decimal:
+        if isinstance(self.cost, Exception):
+            raise self.cost
+        return self.cost  # type: ignore[return-value]
+
+    async def aclose(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize("cost", [RuntimeError("no price list"), float("nan"), "$1", Decimal(-1)])
+@pytest.mark.asyncio
+async def test_a_summarizer_whose_price_cannot_be_read_is_sent_the_ceiling(cost: object) -> None:
+    summarizer = OddlyPricedSummarizer(cost)
+    manager = SessionManager(
+        history=long_history(),
+        compaction_model=summarizer.name,
+        summarizer=summarizer,
+        compaction_max_summary_tokens=2_000,
+        compaction_preserve_recent_turns=2,
+    )
+    try:
+        prepared = await manager.prepare()
+    finally:
+        await manager.aclose()
+    assert summarizer.max_tokens == [2_000]
+    assert prepared.summary.startswith("## Goal")
