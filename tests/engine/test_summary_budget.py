@@ -23,8 +23,8 @@ from engine.summarizers.anthropic_summarizer import AnthropicSummarizer
 from engine.summarizers.base import SummaryRequest, SummaryResult
 from engine.summarizers.pricing import price_from_rates
 from engine.summarizers.prompt import length_target
-from engine.summarizers.request import SessionPrefix
-from tests.messages_api_server import MessagesAPIServer, ok
+from engine.summarizers.request import SessionPrefix, primary_request
+from tests.messages_api_server import MessagesAPIServer, ok, realistic
 
 PER = Decimal(1_000_000)
 # claude-haiku-4-5 per token, and the input of a call on the session's cached prefix that reads
@@ -246,3 +246,38 @@ async def test_a_summarizer_whose_price_cannot_be_read_is_sent_the_ceiling(cost:
         await manager.aclose()
     assert summarizer.max_tokens == [2_000]
     assert prepared.summary.startswith("## Goal")
+
+
+@pytest.mark.asyncio
+async def test_the_projected_call_cost_is_what_the_provider_bills() -> None:
+    """call_price against a server that bills each request through an emulated prompt cache,
+    after the session's own primary call cached its history: within 3% either way."""
+    prefix = SessionPrefix(model="anthropic:claude-haiku-4-5", system="You are the agent. " * 200)
+    history = tuple(long_history())
+    with MessagesAPIServer(default=realistic(), responder=lambda body: "## Goal\n- go") as server:
+        system, tools, messages = primary_request(prefix, history[:-1])
+        server.prompt_cache.bill({"system": system, "tools": tools, "messages": messages})
+        summarizer = AnthropicSummarizer(
+            "claude-haiku-4-5",
+            api_key="sk-ant-test-budget",
+            base_url=server.base_url,
+            max_retries=0,
+            session_prefix=prefix,
+        )
+        request = SummaryRequest(
+            span=history[:50], prompt_version="1.2.0", max_tokens=1_000, history=history
+        )
+        try:
+            projected = summarizer.call_price(request)
+            result = await summarizer.summarize(request)
+        finally:
+            await summarizer.aclose()
+    assert result.usage is not None and result.usage.cache_read_tokens > 0
+    billed_input = result.cost_usd - projected.output_per_token * result.tokens_out
+    assert abs(billed_input - projected.input_usd) <= Decimal("0.03") * billed_input
+    # The same span sent standalone would have been priced at ten times the input.
+    alone = AnthropicSummarizer("claude-haiku-4-5", api_key="sk-ant-test-budget")
+    try:
+        assert alone.call_price(request).input_usd > 5 * projected.input_usd
+    finally:
+        await alone.aclose()
