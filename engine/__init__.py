@@ -45,6 +45,8 @@ _HOME: dict[str, str] = {
     "compaction_savings": "engine.savings",
     "StrategyPlan": "engine.policy.strategies",
     "plan_strategy": "engine.policy.strategies",
+    "SummaryCallPrice": "engine.policy.summary_budget",
+    "summary_budget": "engine.policy.summary_budget",
     "COMPACTION_STRATEGIES": "engine.config",
     "SessionPersistence": "engine.manager",
     "SessionSnapshot": "engine.outcomes",
@@ -141,6 +143,7 @@ __all__ = [
     "Summarizer",
     "SummarizerError",
     "SummarizerSettings",
+    "SummaryCallPrice",
     "SummaryRequest",
     "SummaryResult",
     "TextContentBlock",
@@ -175,6 +178,7 @@ __all__ = [
     "redact",
     "resolve_config",
     "splice",
+    "summary_budget",
     "summary_message",
     "summary_text",
     "text_message",
@@ -249,6 +253,7 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and editors only
     )
     from engine.policy.splice import splice, summary_message, summary_text
     from engine.policy.strategies import StrategyPlan, plan_strategy
+    from engine.policy.summary_budget import SummaryCallPrice, summary_budget
     from engine.policy.trigger import TriggerAction, TriggerDecision, TriggerReason, decide_trigger
     from engine.savings import CompactionSavings, compaction_savings
     from engine.summarizers import (
