@@ -233,6 +233,7 @@ async def measure(
     quality: bool,
     summary_tokens: int = 2_000,
     payback_turns: int = 3,
+    preserve: int = 5,
     progress: Callable[[str], None] = lambda line: None,
 ) -> dict[str, Any]:
     """Every (shape, variant) run and its figures, as the one JSON object `--json` prints."""
@@ -274,6 +275,7 @@ async def measure(
                     after_turn=warm_cache(server) if cached else None,
                     summary_tokens=summary_tokens,
                     payback_turns=payback_turns,
+                    preserve=preserve,
                 )
                 figures = run_figures(wc, with_, without)
                 figures["fact_recovery_set_b"] = recovery.get(variant.label)
@@ -301,7 +303,7 @@ async def measure(
         "threshold_tokens": threshold,
         "max_summary_tokens": summary_tokens,
         "summary_payback_turns": payback_turns,
-        "preserve_recent_turns": 5,
+        "preserve_recent_turns": preserve,
         "pricing": {
             "model": paid_summary.MODEL,
             "input_per_mtok": str(wc.PRICE.input_per_mtok),

@@ -173,6 +173,7 @@ async def run_session(
     after_turn: Callable[[list[Message]], None] | None = None,
     summary_tokens: int = 2_000,
     payback_turns: int = 3,
+    preserve: int = 5,
 ) -> Run:
     """One replay. `threshold` None: compaction disabled. `summarizer`: instead of the one
     `model` names. `after_turn(history)`: called with the history at the end of each turn (the
@@ -190,6 +191,7 @@ async def run_session(
         compaction_strategy=strategy,
         compaction_max_summary_tokens=summary_tokens,
         compaction_summary_payback_turns=payback_turns,
+        compaction_preserve_recent_turns=preserve,
     )
     facts = planted_facts(seed, turns)
     costs: list[TurnCost] = []
@@ -667,6 +669,7 @@ async def strategies(args: argparse.Namespace) -> dict[str, object]:
         quality=args.quality,
         summary_tokens=args.max_summary_tokens,
         payback_turns=args.payback_turns,
+        preserve=args.preserve,
         progress=(lambda line: print(line, file=sys.stderr)) if args.progress else lambda _: None,
     )
 
@@ -782,6 +785,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=3,
         help="compaction_summary_payback_turns in the matrix (default 3; 0: every summary gets "
         "the ceiling, as before issue 19's pay-back budget)",
+    )
+    parser.add_argument(
+        "--preserve",
+        type=int,
+        default=5,
+        help="compaction_preserve_recent_turns in the matrix (default 5, the spec's)",
     )
     args = parser.parse_args(argv)
     if args.workload is None:
