@@ -10,9 +10,9 @@ its first bytes; a file truncated below what was read, or replaced, drops them.
 
 from __future__ import annotations
 
-import json
 import os
-import zlib
+
+from metis_compaction_tui.statusline.json_object import load_object
 
 STATE_VERSION = 1
 HEAD_BYTES = 64  # the fingerprint: a replaced file almost never starts with the same 64 bytes
@@ -34,7 +34,14 @@ def state_key(path: str) -> str:
     """A file name for `path` (the path itself is stored inside and compared, so a collision of
     this short key costs a re-read, never a wrong line)."""
     raw = os.path.abspath(path).encode("utf-8", "surrogateescape")
-    return f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}"
+    # Two residues of the path's bytes read as one integer (no zlib or hashlib: each is a shared
+    # library to load on every call). Stable across runs, unlike hash().
+    number = int.from_bytes(raw, "little")
+    return f"{number % _PRIME_61:016x}{number % _PRIME_64:016x}"
+
+
+_PRIME_61 = (1 << 61) - 1
+_PRIME_64 = (1 << 64) - 59
 
 
 class FileIdentity:
@@ -115,11 +122,17 @@ def load_line_state(directory: str, path: str) -> dict[str, object] | None:
     """The saved figures for `path`, or None when absent, unreadable or not what we wrote (a
     corrupt or foreign file is ignored, and overwritten by the next refresh)."""
     try:
-        with open(os.path.join(directory, state_key(path) + ".line.json"), "rb") as f:
-            data = json.loads(f.read(1 << 16))
-    except (OSError, ValueError, RecursionError):
+        fd = os.open(os.path.join(directory, state_key(path) + ".line.json"), os.O_RDONLY)
+    except (OSError, ValueError):
         return None
-    if not isinstance(data, dict) or data.get("version") != STATE_VERSION:
+    try:
+        raw = os.read(fd, 1 << 16)  # open() would add an fstat and an ioctl: three syscalls here
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    data = load_object(raw)
+    if data is None or data.get("version") != STATE_VERSION:
         return None
     if data.get("path") != os.path.abspath(path):
         return None

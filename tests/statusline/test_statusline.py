@@ -313,12 +313,15 @@ def test_the_command_imports_no_ui_and_no_engine_on_an_unchanged_transcript(tmp_
     run(raw, "--sync")
     probe = (
         "import io, sys\n"
+        "before = set(sys.modules)\n"
         "from metis_compaction_tui.cli import main\n"
         "sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[1].encode()))\n"
         "main(['statusline', '--no-color'])\n"
         "names = ('textual', 'anthropic', 'argparse', 'msgspec', 'engine')\n"
         "heavy = [m for m in names if m in sys.modules]\n"
         "print('heavy:', heavy)\n"
+        "ours = ('metis_compaction_tui', 'metis_compaction_tui.')\n"
+        "print('new:', sorted(m for m in set(sys.modules) - before if not m.startswith(ours)))\n"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
@@ -329,9 +332,12 @@ def test_the_command_imports_no_ui_and_no_engine_on_an_unchanged_transcript(tmp_
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    line, heavy = done.stdout.splitlines()
+    line, heavy, new = done.stdout.splitlines()
     assert line.startswith("ctx 90k/200k 45%") and "ours: " in line
     assert heavy == "heavy: []"
+    # Nothing of the standard library beyond what the interpreter had loaded but json's C
+    # scanner: no json, re, zlib, collections.abc (each costs on every call).
+    assert new == "new: ['_json']"
     garbage = subprocess.run(
         [sys.executable, "-m", "metis_compaction_tui.cli", "statusline"],
         input=b"\x00garbage",
