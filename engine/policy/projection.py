@@ -115,13 +115,15 @@ class Projection:
         return projection
 
     def feed(self, messages: Iterable[tuple[Message, int]]) -> None:
+        # The history and the origins are changed in place by _before_turn, never replaced.
+        history, origin = self.history, self._origin
         for message, tokens in messages:
-            if message.opens_turn and len(self.history):
+            if message.opens_turn and history.messages:
                 self._before_turn()
                 self._last_turn_start = self.count
                 self.turns += 1
-            self.history.append(message, tokens)
-            self._origin.append(self.count)
+            history.append(message, tokens)
+            origin.append(self.count)
             self.count += 1
 
     def rewrite(self, start: int, messages: Iterable[tuple[Message, int]]) -> bool:

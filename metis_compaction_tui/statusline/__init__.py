@@ -214,7 +214,7 @@ REFRESHER = (
     "import os, sys\n"
     "try:\n    os.nice(10)\nexcept OSError:\n    pass\n"
     "from metis_compaction_tui.statusline.refresh import main\n"
-    "sys.exit(main(sys.argv[1:]))\n"
+    "os._exit(main(sys.argv[1:]))\n"  # its files are written and closed: skip the teardown
 )
 
 
