@@ -36,7 +36,16 @@ MARKER_FAILED = "metis: status unavailable"
 
 
 class Options:
-    __slots__ = ("as_json", "colour", "session", "sync", "template", "width", "workspace")
+    __slots__ = (
+        "as_json",
+        "colour",
+        "refresh",
+        "session",
+        "sync",
+        "template",
+        "width",
+        "workspace",
+    )
 
     def __init__(self) -> None:
         self.workspace: str | None = None
@@ -46,6 +55,8 @@ class Options:
         self.colour = not os.environ.get("NO_COLOR")
         self.width: int | None = None
         self.sync = False
+        # (state folder, transcript, model) when a refresher is to start once the line is out
+        self.refresh: tuple[str, str, str] | None = None
 
 
 def parse_args(argv: list[str]) -> Options | str:
@@ -147,7 +158,7 @@ def claude_fields(raw: bytes, opts: Options) -> dict[str, object] | None:
                     if saved is not None and not still_same_file(saved, now):
                         saved = None
                 else:
-                    spawn_refresh(directory, path, got.model_id)
+                    opts.refresh = (directory, path, got.model_id)  # after the line is out
             if saved is None:
                 f["note"] = "reading transcript…"
             elif saved["error"]:
@@ -220,7 +231,7 @@ REFRESHER = (
 
 def spawn_refresh(directory: str, path: str, model: str) -> None:
     """Start the refresher detached (its own session, no stdio), so this call returns now and
-    Claude Code never waits for a parse. posix_spawn: `subprocess` alone costs milliseconds."""
+    Claude Code never waits for a parse."""
     if refresh_running(directory, path):
         return  # one is reading this transcript now (a first read of a big file takes seconds)
     # -P: the agent's working folder must not go first on sys.path (a project with its own
@@ -229,19 +240,33 @@ def spawn_refresh(directory: str, path: str, model: str) -> None:
     argv = [sys.executable, "-P", "-c", REFRESHER, directory, path]
     if model:
         argv.append(model)
-    devnull = os.devnull
-    actions = [
-        (os.POSIX_SPAWN_OPEN, 0, devnull, os.O_RDONLY, 0),
-        (os.POSIX_SPAWN_OPEN, 1, devnull, os.O_WRONLY, 0),
-        (os.POSIX_SPAWN_OPEN, 2, devnull, os.O_WRONLY, 0),
-    ]
+    if any("\0" in arg for arg in argv):
+        return  # a NUL byte (in the model id) cannot be passed: no refresh rather than no line
     env = dict(os.environ)
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH", "")) if p)
+    start_detached(argv, env)
+
+
+def start_detached(argv: list[str], env: dict[str, str]) -> None:
+    """fork and exec, not posix_spawn or subprocess: both wait until the child has exec'd, and
+    on a loaded machine the child waits for a core (1-8 ms measured, on every call that finds
+    the transcript grown). A fork returns at once; the parent exits soon after, so the child is
+    adopted and reaped by init."""
     try:
-        os.posix_spawn(sys.executable, argv, env, file_actions=actions, setsid=True)
-    except (OSError, ValueError):  # ValueError: a NUL byte in an argument (the model id)
-        pass  # the next call tries again
+        pid = os.fork()
+    except OSError:
+        return  # the next call tries again
+    if pid:
+        return
+    try:  # the child: never returns into the caller's code, whatever happens
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.execve(argv[0], argv, env)
+    finally:
+        os._exit(127)
 
 
 def main(argv: list[str], stdin: object = None, stdout: object = None) -> int:
@@ -283,4 +308,31 @@ def main(argv: list[str], stdin: object = None, stdout: object = None) -> int:
         out.flush()  # type: ignore[attr-defined]
     except (OSError, ValueError):
         pass  # Claude Code cancelled us: nobody is reading
+    if opts.refresh is not None:
+        # Run as the command (not called with streams, not under a test's capture)?
+        own_process = stdout is None and sys.stdout is sys.__stdout__
+        if own_process:
+            # Our stdio goes before the refresher starts: a child holding the agent's pipe
+            # until it execs would hold its read of our line open as long (waiting for a core
+            # on a loaded machine). Nothing is written after this.
+            _let_go_of_stdio()
+        try:
+            spawn_refresh(*opts.refresh)
+        except Exception:
+            pass  # the next call tries again
+        if own_process:
+            # Done, and exit now: until the child execs, our memory is shared with it copy on
+            # write, and the interpreter's teardown would copy it page by page (measured: the
+            # exit 20-25 ms later on a loaded machine).
+            os._exit(0)
     return 0
+
+
+def _let_go_of_stdio() -> None:
+    try:
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.close(null)
+    except OSError:
+        pass

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from metis_compaction_tui import statusline
 from metis_compaction_tui.statusline import MARKER_NO_INPUT, main
 from metis_compaction_tui.statusline.state import state_key
 from tests.transcript_writer import ClaudeCodeWriter
@@ -366,10 +367,14 @@ def test_no_second_refresher_while_one_holds_the_lock(
         write(log, ClaudeCodeWriter(4), 1)
         spawned: list[object] = []
         with monkeypatch.context() as patch:
-            patch.setattr(os, "posix_spawn", lambda *a, **k: spawned.append(a))
+            patch.setattr(statusline, "start_detached", lambda *a: spawned.append(a))
             assert run(stdin_json(log, usage=USAGE), "--no-color")  # prints,
-        assert spawned == []  # and spawns nothing while the lock is held
+            assert spawned == []  # and spawns nothing while the lock is held
     assert not refresh_running(str(state_dir), str(log))
+    with monkeypatch.context() as patch:  # the lock released: the grown file is read again
+        patch.setattr(statusline, "start_detached", lambda *a: spawned.append(a))
+        assert run(stdin_json(log, usage=USAGE), "--no-color")
+    assert len(spawned) == 1
 
 
 def test_line_start_across_blocks(tmp_path: Path) -> None:
