@@ -223,7 +223,6 @@ def refresh_running(directory: str, path: str) -> bool:
 
 REFRESHER = (
     "import os, sys\n"
-    "try:\n    os.nice(10)\nexcept OSError:\n    pass\n"
     "from metis_compaction_tui.statusline.refresh import main\n"
     "os._exit(main(sys.argv[1:]))\n"  # its files are written and closed: skip the teardown
 )
@@ -235,8 +234,7 @@ def spawn_refresh(directory: str, path: str, model: str) -> None:
     if refresh_running(directory, path):
         return  # one is reading this transcript now (a first read of a big file takes seconds)
     # -P: the agent's working folder must not go first on sys.path (a project with its own
-    # `engine/` or `msgspec.py` would be imported, and run, in our place). REFRESHER lowers its
-    # priority before its imports: it must not take a core from the agent or the next line.
+    # `engine/` or `msgspec.py` would be imported, and run, in our place).
     argv = [sys.executable, "-P", "-c", REFRESHER, directory, path]
     if model:
         argv.append(model)
