@@ -316,8 +316,9 @@ def test_the_command_imports_no_ui_and_no_engine_on_an_unchanged_transcript(tmp_
         "import io, sys\n"
         "before = set(sys.modules)\n"
         "from metis_compaction_tui.cli import main\n"
-        "sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[1].encode()))\n"
-        "main(['statusline', '--no-color'])\n"
+        "from metis_compaction_tui.statusline import main as line\n"
+        # with streams: run as the command, the line ends the process once it is out
+        "line(['--no-color'], io.BytesIO(sys.argv[1].encode()), sys.stdout)\n"
         "names = ('textual', 'anthropic', 'argparse', 'msgspec', 'engine')\n"
         "heavy = [m for m in names if m in sys.modules]\n"
         "print('heavy:', heavy)\n"
@@ -339,6 +340,15 @@ def test_the_command_imports_no_ui_and_no_engine_on_an_unchanged_transcript(tmp_
     # Nothing of the standard library beyond what the interpreter had loaded but json's C
     # scanner: no json, re, zlib, collections.abc (each costs on every call).
     assert new == "new: ['_json']"
+    command = subprocess.run(  # the command itself: exits without the teardown, line intact
+        [sys.executable, "-m", "metis_compaction_tui.cli", "statusline", "--no-color"],
+        input=raw,
+        capture_output=True,
+        env=env,
+        timeout=60,
+    )
+    assert command.returncode == 0 and command.stdout.decode() == line + "\n"
+    assert command.stderr == b""
     garbage = subprocess.run(
         [sys.executable, "-m", "metis_compaction_tui.cli", "statusline"],
         input=b"\x00garbage",
