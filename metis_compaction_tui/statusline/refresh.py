@@ -236,6 +236,10 @@ def _read(
         head = parse.head
     update = tail.poll()
     fmt = tail.format
+    if fmt is None:
+        # No record has said which agent wrote it yet: a file that never will (binary, notes
+        # in JSON) is refused as the app refuses it, not shown as an empty session.
+        tail.refuse_undecided()
     messages = update.messages
     # The seam: the newest assistant message with a later message after it.
     seam_index = None
