@@ -21,6 +21,7 @@ from engine.config import CompactionConfig
 from engine.history import History, text_message
 from engine.messages import Message, Role
 from engine.policy.plan import plan_turn
+from engine.policy.span import pending_history_tokens
 from engine.policy.strategies import masked_span
 from engine.policy.trigger import TriggerAction, TriggerReason
 
@@ -140,7 +141,13 @@ class Projection:
         return True
 
     def _before_turn(self) -> None:
-        plan = plan_turn(self.history, self.config, Decimal(0))
+        config = self.config
+        if (
+            pending_history_tokens(self.history, config.compaction_preserve_recent_turns)
+            < config.compaction_threshold_tokens
+        ):
+            return  # below the soft threshold nothing fires (§3.1): no plan to make, O(1)
+        plan = plan_turn(self.history, config, Decimal(0))
         span = plan.span
         if not plan.decision.fires or span is None:
             return  # a skip, or a failed no_valid_boundary turn: the history carries on as is
