@@ -238,17 +238,11 @@ def _split_lines(
         position = 1  # the newline of a line we already took
     elif line_open and data[:2] == b"\r\n":
         position = 2
-    end = data.rfind(b"\n")
-    if end >= position:
-        # One split in C, then a light test per line: most lines start with "{" and end with
-        # "}", and only the others are stripped to tell a blank line.
-        pieces = data[position:end].split(b"\n")
-        for raw in pieces:
-            line_number += 1
-            if raw[-1:] == b"\r":
-                raw = raw.rstrip(b"\r")
-            if raw[:1] == b"{" or raw.strip():
-                lines.append((line_number, raw))
+    while (end := data.find(b"\n", position)) >= 0:
+        line_number += 1
+        raw = data[position:end].rstrip(b"\r")
+        if raw.strip():
+            lines.append((line_number, raw))
         position = end + 1
     rest = data[position:]
     if not rest.strip():
