@@ -33,6 +33,7 @@ from metis_compaction_tui.statusline.state import (
     STATE_VERSION,
     FileIdentity,
     identify,
+    prune_states,
     state_key,
     trigger_word,
     write_atomic,
@@ -147,7 +148,12 @@ def refresh(path: str, directory: str, model: str = "", *, wait: bool = False) -
     (and `wait` is off) or the file cannot be read."""
     # A refresh builds objects that live until it ends (the projection too, not only the read).
     with gc_paused():
-        return _refresh(path, directory, model, wait)
+        done = _refresh(path, directory, model, wait)
+    try:
+        prune_states(directory)  # once a day at most: one stat otherwise
+    except OSError:
+        pass  # a folder we cannot tidy is still one we can use
+    return done
 
 
 def _refresh(path: str, directory: str, model: str, wait: bool) -> bool:

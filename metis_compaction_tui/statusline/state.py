@@ -157,3 +157,65 @@ def write_atomic(target: str, data: bytes) -> None:
     with open(temp, "wb") as f:
         f.write(data)
     os.replace(temp, target)
+
+
+PRUNE_AFTER_S = 30 * 86400  # a transcript not refreshed for 30 days: its files go
+PRUNE_EVERY_S = 86400  # the folder is looked over once a day at most
+_PRUNED_MARKER = ".pruned"
+_SUFFIXES = (".line.json", ".parse.msgpack", ".lock")
+_HEX = frozenset("0123456789abcdef")
+
+
+def prune_states(directory: str, now: float | None = None) -> int:
+    """Remove the state files of transcripts whose figures were last written PRUNE_AFTER_S ago
+    (a state file is a cache: a transcript shown again is read once more). Run by the refresher,
+    never by the line, and once a day at most (the marker's mtime): one stat otherwise. A
+    transcript whose refresher holds its lock is kept. Returns how many transcripts went."""
+    import fcntl
+    import time
+
+    now = time.time() if now is None else now
+    marker = os.path.join(directory, _PRUNED_MARKER)
+    try:
+        if now - os.stat(marker).st_mtime < PRUNE_EVERY_S:
+            return 0
+    except FileNotFoundError:
+        pass
+    with open(marker, "ab"):
+        pass
+    os.utime(marker, (now, now))
+    newest: dict[str, float] = {}
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            key, dot, rest = entry.name.partition(".")
+            # Only names we write (keys of 16 hex digits were an earlier version's).
+            if not dot or "." + rest not in _SUFFIXES or len(key) not in (16, 32):
+                continue
+            if not _HEX.issuperset(key) or not entry.is_file(follow_symlinks=False):
+                continue
+            mtime = entry.stat(follow_symlinks=False).st_mtime
+            newest[key] = max(newest.get(key, mtime), mtime)
+    removed = 0
+    for key, mtime in newest.items():
+        if now - mtime < PRUNE_AFTER_S:
+            continue
+        lock = os.path.join(directory, key + ".lock")
+        try:
+            fd = os.open(lock, os.O_RDONLY)
+        except OSError:
+            fd = -1
+        try:
+            if fd >= 0:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # OSError: a refresher reads it
+            for suffix in _SUFFIXES:
+                try:
+                    os.unlink(os.path.join(directory, key + suffix))
+                except FileNotFoundError:
+                    pass
+            removed += 1
+        except OSError:
+            continue
+        finally:
+            if fd >= 0:
+                os.close(fd)
+    return removed
