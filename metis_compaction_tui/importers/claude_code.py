@@ -260,6 +260,21 @@ class ClaudeCodeImporter(LogImporter):
             return uuid
         return None
 
+    def parents_before(self, line: int) -> set[str]:
+        """The parents named by records from file line `line` on that lie before it (or were
+        never read): what a read resumed at `line` hangs on. A record read later that names a
+        parent before `line` outside this set went back (a rewind), which a resumed read cannot
+        see. Walks only the records from `line` on (the nodes are in file order)."""
+        nodes = self.nodes
+        found: set[str] = set()
+        for node in reversed(nodes.values()):
+            if node.line < line:
+                break
+            parent = node.record.parent_uuid
+            if parent and (parent not in nodes or nodes[parent].line < line):
+                found.add(parent)
+        return found
+
     # -- the active chain ------------------------------------------------------------------------
 
     def _parent_of(self, uuid: str) -> str | None:

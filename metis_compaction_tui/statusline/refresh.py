@@ -67,6 +67,10 @@ class ParseState(msgspec.Struct):
     cache_total: int
     last_usage_index: int  # message index of the newest usage before the seam (-1: none)
     last_usage_context: int
+    # Records from the seam on that name a parent before it: the next read resumes there, and a
+    # record naming any other parent before the seam is a rewind (read again from the start).
+    # None: not known (a Codex log, whose records name no parents).
+    seam_parents: list[str] | None = None
 
 
 _parse_decoder = msgspec.msgpack.Decoder(ParseState)
@@ -241,6 +245,12 @@ def _read(
         last_usage_index, last_usage_context = parse.last_usage_index, parse.last_usage_context
         head = parse.head
     update = tail.poll()
+    if parse is not None and parse.seam_parents is not None:
+        before = tail.parents_before(parse.seam_line + 1)
+        if before is not None and not before <= set(parse.seam_parents):
+            # A record hangs on one before the seam that nothing after the seam did: the agent
+            # went back (/rewind, an edited prompt). Only a read from the start sees the branch.
+            return _read(path, now, None, model)
     fmt = tail.format
     if fmt is None:
         # No record has said which agent wrote it yet: a file that never will (binary, notes
@@ -301,6 +311,7 @@ def _read(
             cache_total=cache_total,
             last_usage_index=last_usage_index,
             last_usage_context=last_usage_context,
+            seam_parents=_seam_parents(tail, new_seam_line + 1),
         )
     # What the line shows also counts the messages still held back.
     projection.feed(_with_tokens(pending))
@@ -353,6 +364,11 @@ def _read(
     }
     _parked[:] = [tail, update, projection]
     return line, saved
+
+
+def _seam_parents(tail: TranscriptTail, line: int) -> list[str] | None:
+    parents = tail.parents_before(line)
+    return sorted(parents) if parents is not None else None
 
 
 class _ContextAfter:

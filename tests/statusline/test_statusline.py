@@ -426,3 +426,25 @@ def test_appends_cut_anywhere_give_what_one_read_gives(
             monkeypatch.setenv("METIS_STATUSLINE_STATE_DIR", str(state_dir))
             assert stepped == whole, number
     assert stepped["agent_compactions"] == 30 // (4 + seed)
+
+
+def test_a_rewind_to_before_the_seam_is_read_again(tmp_path: Path, state_dir: Path) -> None:
+    """/rewind (or an edited prompt) appends a branch that starts at an old record: a read
+    resumed at the seam cannot see that the chain went back, so it must start over."""
+    log = tmp_path / "s.jsonl"
+    writer = ClaudeCodeWriter(7)
+    write(log, writer, 12, "w")
+    before = fields(stdin_json(log, usage=USAGE))
+    writer.parent = "u00000010"  # the branch hangs on an early record, long before the seam
+    write(log, writer, 2)
+    stepped = fields(stdin_json(log, usage=USAGE))
+    os.environ["METIS_STATUSLINE_STATE_DIR"] = str(state_dir.parent / "fresh")
+    whole = fields(stdin_json(log, usage=USAGE))
+    assert stepped == whole
+    assert whole["pending"] != before["pending"]
+    # and an ordinary append afterwards still resumes (the branch's own parent is known now)
+    os.environ["METIS_STATUSLINE_STATE_DIR"] = str(state_dir)
+    write(log, writer, 1)
+    stepped = fields(stdin_json(log, usage=USAGE))
+    os.environ["METIS_STATUSLINE_STATE_DIR"] = str(state_dir.parent / "fresh-2")
+    assert stepped == fields(stdin_json(log, usage=USAGE))
