@@ -228,7 +228,7 @@ REFRESHER = (
 )
 
 
-def spawn_refresh(directory: str, path: str, model: str) -> None:
+def spawn_refresh(directory: str, path: str, model: str, *, own_process: bool = False) -> None:
     """Start the refresher detached (its own session, no stdio), so this call returns now and
     Claude Code never waits for a parse."""
     if refresh_running(directory, path):
@@ -243,14 +243,28 @@ def spawn_refresh(directory: str, path: str, model: str) -> None:
     env = dict(os.environ)
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH", "")) if p)
-    start_detached(argv, env)
+    start_detached(argv, env, fork=own_process)
 
 
-def start_detached(argv: list[str], env: dict[str, str]) -> None:
-    """fork and exec, not posix_spawn or subprocess: both wait until the child has exec'd, and
-    on a loaded machine the child waits for a core (1-8 ms measured, on every call that finds
-    the transcript grown). A fork returns at once; the parent exits soon after, so the child is
-    adopted and reaped by init."""
+def start_detached(argv: list[str], env: dict[str, str], *, fork: bool = False) -> None:
+    """`fork`: fork and exec, for the command itself, which is single-threaded and exits right
+    after. posix_spawn (and subprocess) wait until the child has exec'd, and on a loaded
+    machine the child waits for a core (1-8 ms measured, on every call that finds the
+    transcript grown); a fork returns at once, and the child, adopted by init when we exit, is
+    reaped there. Called inside another program (tests, with threads perhaps), posix_spawn:
+    a forked child of a threaded process may block on a lock another thread held."""
+    if not fork:
+        null = os.devnull
+        actions = [
+            (os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0),
+        ]
+        try:
+            os.posix_spawn(argv[0], argv, env, file_actions=actions, setsid=True)
+        except OSError:
+            pass  # the next call tries again
+        return
     try:
         pid = os.fork()
     except OSError:
@@ -315,7 +329,7 @@ def main(argv: list[str], stdin: object = None, stdout: object = None) -> int:
             # on a loaded machine). Nothing is written after this.
             _let_go_of_stdio()
         try:
-            spawn_refresh(*opts.refresh)
+            spawn_refresh(*opts.refresh, own_process=own_process)
         except Exception:
             pass  # the next call tries again
     if own_process:

@@ -377,12 +377,12 @@ def test_no_second_refresher_while_one_holds_the_lock(
         write(log, ClaudeCodeWriter(4), 1)
         spawned: list[object] = []
         with monkeypatch.context() as patch:
-            patch.setattr(statusline, "start_detached", lambda *a: spawned.append(a))
+            patch.setattr(statusline, "start_detached", lambda *a, **k: spawned.append(a))
             assert run(stdin_json(log, usage=USAGE), "--no-color")  # prints,
             assert spawned == []  # and spawns nothing while the lock is held
     assert not refresh_running(str(state_dir), str(log))
     with monkeypatch.context() as patch:  # the lock released: the grown file is read again
-        patch.setattr(statusline, "start_detached", lambda *a: spawned.append(a))
+        patch.setattr(statusline, "start_detached", lambda *a, **k: spawned.append(a))
         assert run(stdin_json(log, usage=USAGE), "--no-color")
     assert len(spawned) == 1
 
