@@ -137,6 +137,34 @@ def _line_start(path: str, offset: int, first_line: int, line: int) -> int:
     return position
 
 
+def _line_start_before(path: str, end: int, last_line: int, line: int) -> int:
+    """Byte offset of line `line`, counting back from `end`, the end of line `last_line` (just
+    after its newline, or the end of the file when the last line was taken without one). A
+    first read's seam is near the end of the file: this reads its last lines, not all of it."""
+    if line <= 1:
+        return 0
+    with open(path, "rb") as f:
+        f.seek(end - 1)
+        ends_with_newline = end > 0 and f.read(1) == b"\n"
+        # newlines from the start of `line` to `end`, plus the one that ends line - 1
+        wanted = last_line - line + (1 if ends_with_newline else 0) + 1
+        position = end
+        while position > 0:
+            start = max(0, position - (1 << 20))
+            f.seek(start)
+            block = f.read(position - start)
+            count = block.count(b"\n")
+            if count < wanted:
+                wanted -= count
+                position = start
+                continue
+            at = len(block)
+            for _ in range(wanted):
+                at = block.rindex(b"\n", 0, at)
+            return start + at + 1
+    raise ValueError(f"line {line} is before the start of {path}")
+
+
 def _price_usd(model: str, pre: int, post: int) -> Decimal | None:
     from engine.summarizers.pricing import cost_of, price_for
 
@@ -268,7 +296,10 @@ def _read(
         first = tail.first_line_of(messages[seam_index])
         if first is not None and first > seam_line:
             new_seam_line = first - 1
-            new_seam_offset = _line_start(path, seam_offset, seam_line, first)
+            if tail.line_count - first < first - seam_line:  # nearer the end: count back
+                new_seam_offset = _line_start_before(path, tail.offset, tail.line_count, first)
+            else:
+                new_seam_offset = _line_start(path, seam_offset, seam_line, first)
         else:
             seam_index = 0  # cannot place it: hold the whole window back, read it again
     else:

@@ -400,6 +400,24 @@ def test_line_start_across_blocks(tmp_path: Path) -> None:
         assert _line_start(str(path), starts[first], first, line) == starts[line - 1]
 
 
+@pytest.mark.parametrize("unterminated", [False, True])
+def test_line_start_counted_back_from_the_end(tmp_path: Path, unterminated: bool) -> None:
+    from metis_compaction_tui.statusline.refresh import _line_start_before
+
+    path = tmp_path / "lines.txt"
+    # blank lines count as lines too; about 3 MB, so the search crosses blocks
+    lines = [("x" * (i % 997)).encode() + b"\n" for i in range(6000)]
+    if unterminated:
+        lines[-1] = lines[-1].rstrip(b"\n") or b"y"  # the last line taken without its newline
+    path.write_bytes(b"".join(lines))
+    starts = [0]
+    for raw in lines:
+        starts.append(starts[-1] + len(raw))
+    end = starts[-1]
+    for line in (1, 2, 997, 998, 2500, 5999, 6000):
+        assert _line_start_before(str(path), end, 6000, line) == starts[line - 1], line
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_appends_cut_anywhere_give_what_one_read_gives(
     tmp_path: Path, state_dir: Path, monkeypatch: pytest.MonkeyPatch, seed: int
