@@ -39,6 +39,7 @@ class Options:
     __slots__ = (
         "as_json",
         "colour",
+        "own_process",
         "refresh",
         "session",
         "sync",
@@ -57,6 +58,7 @@ class Options:
         self.sync = False
         # (state folder, transcript, model) when a refresher is to start once the line is out
         self.refresh: tuple[str, str, str] | None = None
+        self.own_process = False  # run as the command: the process ends with this call
 
 
 def parse_args(argv: list[str]) -> Options | str:
@@ -153,7 +155,7 @@ def claude_fields(raw: bytes, opts: Options) -> dict[str, object] | None:
                 if opts.sync:
                     from metis_compaction_tui.statusline.refresh import refresh
 
-                    refresh(path, directory, got.model_id, wait=True)
+                    refresh(path, directory, got.model_id, wait=True, ending=opts.own_process)
                     saved = load_line_state(directory, path)
                     if saved is not None and not still_same_file(saved, now):
                         saved = None
@@ -262,7 +264,7 @@ def start_detached(argv: list[str], env: dict[str, str], *, fork: bool = False) 
         ]
         try:
             os.posix_spawn(argv[0], argv, env, file_actions=actions, setsid=True)
-        except OSError:
+        except (OSError, ValueError):
             pass  # the next call tries again
         return
     try:
@@ -291,6 +293,8 @@ def main(argv: list[str], stdin: object = None, stdout: object = None) -> int:
             return 0
         sys.stderr.write(opts + "\n")
         return 2
+    # Run as the command (not called with streams, not under a test's capture)?
+    opts.own_process = stdout is None and sys.stdout is sys.__stdout__
     try:
         if opts.workspace is not None:
             from metis_compaction_tui.statusline.workspace import workspace_fields
@@ -320,8 +324,7 @@ def main(argv: list[str], stdin: object = None, stdout: object = None) -> int:
         out.flush()  # type: ignore[attr-defined]
     except (OSError, ValueError):
         pass  # Claude Code cancelled us: nobody is reading
-    # Run as the command (not called with streams, not under a test's capture)?
-    own_process = stdout is None and sys.stdout is sys.__stdout__
+    own_process = opts.own_process
     if opts.refresh is not None:
         if own_process:
             # Our stdio goes before the refresher starts: a child holding the agent's pipe

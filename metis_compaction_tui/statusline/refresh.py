@@ -176,16 +176,20 @@ def _price_usd(model: str, pre: int, post: int) -> Decimal | None:
     return cost_of(price, pre, post)
 
 
-def refresh(path: str, directory: str, model: str = "", *, wait: bool = False) -> bool:
+def refresh(
+    path: str, directory: str, model: str = "", *, wait: bool = False, ending: bool = False
+) -> bool:
     """Bring the saved figures for `path` up to date. False when another refresh holds the lock
-    (and `wait` is off) or the file cannot be read."""
+    (and `wait` is off) or the file cannot be read. `ending`: the process ends after this (the
+    detached refresher, the command with --sync)."""
     # A refresh builds objects that live until it ends (the projection too, not only the read).
     with gc_paused():
         done = _refresh(path, directory, model, wait)
-        # What the read built is parked until the process ends: the collector must not walk
-        # it once it is back on (the first collection would scan all of it, 0.1-0.2 s after a
-        # first read of 100 MB). Frozen objects are still freed when nothing refers to them.
-        gc.freeze()
+        if ending:
+            # What the read built is parked until the process ends: the collector must not
+            # walk it once it is back on (its first pass would scan all of it, 0.1-0.2 s after
+            # a first read of 100 MB). Frozen objects are still freed when unreferenced.
+            gc.freeze()
     try:
         prune_states(directory)  # once a day at most: one stat otherwise
     except OSError:
@@ -433,7 +437,7 @@ class _ContextAfter:
 def main(argv: list[str]) -> int:
     """`python -m metis_compaction_tui.statusline.refresh DIR PATH [MODEL]` (the detached half)."""
     try:
-        refresh(argv[1], argv[0], argv[2] if len(argv) > 2 else "")
+        refresh(argv[1], argv[0], argv[2] if len(argv) > 2 else "", ending=True)
     except Exception:
         return 1
     return 0
