@@ -79,7 +79,10 @@ class Message(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     def opens_turn(self) -> bool:
         """A user message that is not a tool result and not synthetic: where a turn starts, and
         so where the writer asks the engine whether to compact (§3.1)."""
-        return opens_turn(self.role, self.synthetic, bool(self.tool_result_ids()))
+        # opens_turn() written out: asked of every message a projection replays.
+        if self.role != Role.USER or self.metadata.synthetic:
+            return False
+        return not any(isinstance(block, ToolResultContentBlock) for block in self.content)
 
     def text(self) -> str:
         """Every text this message carries, joined: what token estimates and renderers read."""

@@ -16,8 +16,6 @@ parse) from a string in which:
 
 from __future__ import annotations
 
-import re
-
 # typing.TYPE_CHECKING without importing typing (milliseconds on the status line's path).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -54,6 +52,7 @@ def _build_table(keep_layout: bool) -> dict[int, str]:
     table[0x7F] = _visible(0x7F)
     table.update({code: _visible(code) for code in range(0x80, 0xA0)})
     table.update({code: _visible(code) for code in _BIDI})
+    table.update(dict.fromkeys(range(0xD800, 0xE000), "\ufffd"))  # lone surrogates
     if keep_layout:
         table[0x0A] = "\n"
         table[0x09] = "\t"
@@ -63,18 +62,21 @@ def _build_table(keep_layout: bool) -> dict[int, str]:
     return table
 
 
-_BLOCK_TABLE = _build_table(keep_layout=True)
-_LINE_TABLE = _build_table(keep_layout=False)
-_SURROGATES = re.compile("[\ud800-\udfff]")
-_NEEDS_WORK = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# Built on first use, not at import: the status line imports this module on every call and
+# almost never meets a control character.
+_TABLES: dict[bool, dict[int, str]] = {}
 
 
 def neutralise(text: str, *, single_line: bool = False) -> str:
     """The character-level transform alone: every control, C1 and bidi code point made visible."""
-    if not _NEEDS_WORK.search(text):
+    # Every code point the tables change is unprintable (Unicode Cc, Cf or Cs), so printable
+    # text, nearly all of it, is returned after one C scan.
+    if text.isprintable():
         return text
-    text = _SURROGATES.sub("\ufffd", text).replace("\r\n", "\n")  # CRLF is one line break
-    return text.translate(_LINE_TABLE if single_line else _BLOCK_TABLE)
+    table = _TABLES.get(single_line)
+    if table is None:
+        table = _TABLES[single_line] = _build_table(keep_layout=not single_line)
+    return text.replace("\r\n", "\n").translate(table)  # CRLF is one line break
 
 
 def _cut(text: str, limit: int) -> str:

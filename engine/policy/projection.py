@@ -21,6 +21,7 @@ from engine.config import CompactionConfig
 from engine.history import History, text_message
 from engine.messages import Message, Role
 from engine.policy.plan import plan_turn
+from engine.policy.span import pending_history_tokens
 from engine.policy.strategies import masked_span
 from engine.policy.trigger import TriggerAction, TriggerReason
 
@@ -115,13 +116,15 @@ class Projection:
         return projection
 
     def feed(self, messages: Iterable[tuple[Message, int]]) -> None:
+        # The history and the origins are changed in place by _before_turn, never replaced.
+        history, origin = self.history, self._origin
         for message, tokens in messages:
-            if message.opens_turn and len(self.history):
+            if message.opens_turn and history.messages:
                 self._before_turn()
                 self._last_turn_start = self.count
                 self.turns += 1
-            self.history.append(message, tokens)
-            self._origin.append(self.count)
+            history.append(message, tokens)
+            origin.append(self.count)
             self.count += 1
 
     def rewrite(self, start: int, messages: Iterable[tuple[Message, int]]) -> bool:
@@ -138,7 +141,13 @@ class Projection:
         return True
 
     def _before_turn(self) -> None:
-        plan = plan_turn(self.history, self.config, Decimal(0))
+        config = self.config
+        if (
+            pending_history_tokens(self.history, config.compaction_preserve_recent_turns)
+            < config.compaction_threshold_tokens
+        ):
+            return  # below the soft threshold nothing fires (§3.1): no plan to make, O(1)
+        plan = plan_turn(self.history, config, Decimal(0))
         span = plan.span
         if not plan.decision.fires or span is None:
             return  # a skip, or a failed no_valid_boundary turn: the history carries on as is

@@ -1,11 +1,14 @@
 """The `metis-compaction-tui` command. `main` imports the parser only when called, so importing
-this package costs nothing."""
+this package costs nothing (not even `collections.abc`: the status line starts here)."""
 
 import sys
-from collections.abc import Sequence
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: "Sequence[str] | None" = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["statusline"]:
         # Run by an agent on every update: dispatched before the full CLI is imported.

@@ -74,13 +74,13 @@ def _no_negatives(record: msgspec.Struct) -> None:
 
 
 class _Usage(msgspec.Struct, gc=False):
+    """Read where it is used: a count below zero (or missing) counts 0 there (one usage per
+    assistant record: no __post_init__ call per record)."""
+
     input_tokens: int | None = None
     output_tokens: int | None = None
     cache_read_input_tokens: int | None = None
     cache_creation_input_tokens: int | None = None
-
-    def __post_init__(self) -> None:
-        _no_negatives(self)
 
 
 class _ApiMessage(msgspec.Struct, gc=False):
@@ -205,11 +205,12 @@ class ClaudeCodeImporter(LogImporter):
 
     def _index(self, line_number: int, raw: bytes) -> str | None:
         """Record one line; returns its uuid if it is a user/assistant node (a leaf candidate)."""
-        record = decode_line(_decoder, raw, line_number, self.skipped_lines)
-        if record is None:
+        try:
+            record = _decoder.decode(raw)
+        except msgspec.DecodeError:  # ValidationError too: noted by the shared rule
+            decode_line(_decoder, raw, line_number, self.skipped_lines)
             self.skipped["invalid"] += 1
             return None
-        assert isinstance(record, _Record)
         if record.is_sidechain:
             self.skipped["sidechain"] += 1  # sub-agent turns, not the main conversation
             return None
@@ -258,6 +259,21 @@ class ClaudeCodeImporter(LogImporter):
             self._message_records += 1
             return uuid
         return None
+
+    def parents_before(self, line: int) -> set[str]:
+        """The parents named by records from file line `line` on that lie before it (or were
+        never read): what a read resumed at `line` hangs on. A record read later that names a
+        parent before `line` outside this set went back (a rewind), which a resumed read cannot
+        see. Walks only the records from `line` on (the nodes are in file order)."""
+        nodes = self.nodes
+        found: set[str] = set()
+        for node in reversed(nodes.values()):
+            if node.line < line:
+                break
+            parent = node.record.parent_uuid
+            if parent and (parent not in nodes or nodes[parent].line < line):
+                found.add(parent)
+        return found
 
     # -- the active chain ------------------------------------------------------------------------
 
@@ -354,8 +370,14 @@ class ClaudeCodeImporter(LogImporter):
         on_path = set(path)
         placed: set[str] = set()
         active: list[str] = []
+        nodes, children = self.nodes, self.children
         for uuid in path:
             if uuid in placed:
+                continue
+            kin = children.get(nodes[uuid].record.parent_uuid)  # type: ignore[arg-type]
+            if kin is None or len(kin) < 2:  # an only child has no siblings: most records
+                placed.add(uuid)
+                active.append(uuid)
                 continue
             siblings = self._siblings(uuid, on_path)
             if not siblings:
@@ -423,35 +445,39 @@ class ClaudeCodeImporter(LogImporter):
         self._chain.append(uuid)
         node = self.nodes[uuid]
         record = node.record
-        if record.type == "system" and record.subtype == "compact_boundary":
+        kind = record.type
+        if kind == "user" or kind == "assistant":
+            self._chain_messages += 1
+            self._apply(uuid, record)
+        elif kind == "system" and record.subtype == "compact_boundary":
             meta = record.compact_metadata or _CompactMetadata()
             self.builder.begin_compaction(
                 meta.trigger, meta.pre_tokens, node.line, meta.post_tokens, meta.duration_ms
             )
-        elif record.type in MESSAGE_TYPES:
-            self._chain_messages += 1
-            self._apply(uuid, node)
 
-    def _apply(self, uuid: str, node: _Node) -> None:
-        record, builder = node.record, self.builder
-        message = record.message or _ApiMessage()
+    def _apply(self, uuid: str, record: _Record) -> None:
+        builder = self.builder
+        message = record.message
         role = Role.USER if record.type == "user" else Role.ASSISTANT
         # Read only where it is kept: a record of the newest message's role merges into it.
         ts = timestamp_ms(record.timestamp) if builder.last_role() is not role else None
         synthetic = bool(record.is_compact_summary)
         index: int | None = None
-        for block in self._blocks(role, msgspec.json.decode(message.content)):
-            index = builder.add(role, block, msg_id=uuid, ts=ts, synthetic=synthetic)
-        if role is Role.ASSISTANT and message.usage is not None:
+        if message is not None:
+            add = builder.add
+            for block in self._blocks(role, msgspec.json.decode(message.content)):
+                index = add(role, block, msg_id=uuid, ts=ts, synthetic=synthetic)
+        if message is not None and message.usage is not None and role is Role.ASSISTANT:
             usage = message.usage
             if index is None:
                 index = len(builder) - 1 if builder.last_role() is Role.ASSISTANT else -1
+            # A negative count is not a count: 0, like a missing one.
             recorded = RecordedUsage(
-                message_index=index,
-                input_tokens=usage.input_tokens or 0,
-                output_tokens=usage.output_tokens or 0,
-                cache_read_tokens=usage.cache_read_input_tokens or 0,
-                cache_creation_tokens=usage.cache_creation_input_tokens or 0,
+                index,
+                n if (n := usage.input_tokens) and n > 0 else 0,
+                n if (n := usage.output_tokens) and n > 0 else 0,
+                n if (n := usage.cache_read_input_tokens) and n > 0 else 0,
+                n if (n := usage.cache_creation_input_tokens) and n > 0 else 0,
             )
             builder.record_usage(message.id or uuid, recorded)
 

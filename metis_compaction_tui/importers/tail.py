@@ -340,6 +340,11 @@ class TranscriptTail:
         line = getattr(node, "line", None)
         return line if isinstance(line, int) else None
 
+    def parents_before(self, line: int) -> set[str] | None:
+        """The importer's `parents_before(line)`, or None where records name no parents (Codex)."""
+        method = getattr(self._importer, "parents_before", None)
+        return method(line) if method is not None else None
+
     @property
     def offset(self) -> int:
         """Bytes read so far: the end of the last complete line taken."""

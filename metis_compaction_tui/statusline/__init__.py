@@ -36,7 +36,17 @@ MARKER_FAILED = "metis: status unavailable"
 
 
 class Options:
-    __slots__ = ("as_json", "colour", "session", "sync", "template", "width", "workspace")
+    __slots__ = (
+        "as_json",
+        "colour",
+        "own_process",
+        "refresh",
+        "session",
+        "sync",
+        "template",
+        "width",
+        "workspace",
+    )
 
     def __init__(self) -> None:
         self.workspace: str | None = None
@@ -46,6 +56,9 @@ class Options:
         self.colour = not os.environ.get("NO_COLOR")
         self.width: int | None = None
         self.sync = False
+        # (state folder, transcript, model) when a refresher is to start once the line is out
+        self.refresh: tuple[str, str, str] | None = None
+        self.own_process = False  # run as the command: the process ends with this call
 
 
 def parse_args(argv: list[str]) -> Options | str:
@@ -142,12 +155,12 @@ def claude_fields(raw: bytes, opts: Options) -> dict[str, object] | None:
                 if opts.sync:
                     from metis_compaction_tui.statusline.refresh import refresh
 
-                    refresh(path, directory, got.model_id, wait=True)
+                    refresh(path, directory, got.model_id, wait=True, ending=opts.own_process)
                     saved = load_line_state(directory, path)
                     if saved is not None and not still_same_file(saved, now):
                         saved = None
                 else:
-                    spawn_refresh(directory, path, got.model_id)
+                    opts.refresh = (directory, path, got.model_id)  # after the line is out
             if saved is None:
                 f["note"] = "reading transcript…"
             elif saved["error"]:
@@ -210,29 +223,64 @@ def refresh_running(directory: str, path: str) -> bool:
     return False
 
 
-def spawn_refresh(directory: str, path: str, model: str) -> None:
+REFRESHER = (
+    "import os, sys\n"
+    "from metis_compaction_tui.statusline.refresh import main\n"
+    "os._exit(main(sys.argv[1:]))\n"  # its files are written and closed: skip the teardown
+)
+
+
+def spawn_refresh(directory: str, path: str, model: str, *, own_process: bool = False) -> None:
     """Start the refresher detached (its own session, no stdio), so this call returns now and
-    Claude Code never waits for a parse. posix_spawn: `subprocess` alone costs milliseconds."""
+    Claude Code never waits for a parse."""
     if refresh_running(directory, path):
         return  # one is reading this transcript now (a first read of a big file takes seconds)
     # -P: the agent's working folder must not go first on sys.path (a project with its own
     # `engine/` or `msgspec.py` would be imported, and run, in our place).
-    argv = [sys.executable, "-P", "-m", "metis_compaction_tui.statusline.refresh", directory, path]
+    argv = [sys.executable, "-P", "-c", REFRESHER, directory, path]
     if model:
         argv.append(model)
-    devnull = os.devnull
-    actions = [
-        (os.POSIX_SPAWN_OPEN, 0, devnull, os.O_RDONLY, 0),
-        (os.POSIX_SPAWN_OPEN, 1, devnull, os.O_WRONLY, 0),
-        (os.POSIX_SPAWN_OPEN, 2, devnull, os.O_WRONLY, 0),
-    ]
+    if any("\0" in arg for arg in argv):
+        return  # a NUL byte (in the model id) cannot be passed: no refresh rather than no line
     env = dict(os.environ)
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH", "")) if p)
+    start_detached(argv, env, fork=own_process)
+
+
+def start_detached(argv: list[str], env: dict[str, str], *, fork: bool = False) -> None:
+    """`fork`: fork and exec, for the command itself, which is single-threaded and exits right
+    after. posix_spawn (and subprocess) wait until the child has exec'd, and on a loaded
+    machine the child waits for a core (1-8 ms measured, on every call that finds the
+    transcript grown); a fork returns at once, and the child, adopted by init when we exit, is
+    reaped there. Called inside another program (tests, with threads perhaps), posix_spawn:
+    a forked child of a threaded process may block on a lock another thread held."""
+    if not fork:
+        null = os.devnull
+        actions = [
+            (os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0),
+        ]
+        try:
+            os.posix_spawn(argv[0], argv, env, file_actions=actions, setsid=True)
+        except (OSError, ValueError):
+            pass  # the next call tries again
+        return
     try:
-        os.posix_spawn(sys.executable, argv, env, file_actions=actions, setsid=True)
-    except (OSError, ValueError):  # ValueError: a NUL byte in an argument (the model id)
-        pass  # the next call tries again
+        pid = os.fork()
+    except OSError:
+        return  # the next call tries again
+    if pid:
+        return
+    try:  # the child: never returns into the caller's code, whatever happens
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.execve(argv[0], argv, env)
+    finally:
+        os._exit(127)
 
 
 def main(argv: list[str], stdin: object = None, stdout: object = None) -> int:
@@ -245,6 +293,8 @@ def main(argv: list[str], stdin: object = None, stdout: object = None) -> int:
             return 0
         sys.stderr.write(opts + "\n")
         return 2
+    # Run as the command (not called with streams, not under a test's capture)?
+    opts.own_process = stdout is None and sys.stdout is sys.__stdout__
     try:
         if opts.workspace is not None:
             from metis_compaction_tui.statusline.workspace import workspace_fields
@@ -274,4 +324,33 @@ def main(argv: list[str], stdin: object = None, stdout: object = None) -> int:
         out.flush()  # type: ignore[attr-defined]
     except (OSError, ValueError):
         pass  # Claude Code cancelled us: nobody is reading
+    own_process = opts.own_process
+    if opts.refresh is not None:
+        if own_process:
+            # Our stdio goes before the refresher starts: a child holding the agent's pipe
+            # until it execs would hold its read of our line open as long (waiting for a core
+            # on a loaded machine). Nothing is written after this.
+            _let_go_of_stdio()
+        try:
+            spawn_refresh(*opts.refresh, own_process=own_process)
+        except Exception:
+            pass  # the next call tries again
+    if own_process:
+        # The line is out: exit without the interpreter's teardown (about 4 ms of CPU, more
+        # than the line itself). After a fork it would also copy our memory, shared with the
+        # child until it execs, page by page (the exit came 20-25 ms after the line).
+        try:
+            sys.stderr.flush()
+        finally:
+            os._exit(0)
     return 0
+
+
+def _let_go_of_stdio() -> None:
+    try:
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.close(null)
+    except OSError:
+        pass

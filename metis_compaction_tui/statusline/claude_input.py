@@ -7,7 +7,7 @@ untrusted: numbers must be non-negative ints, strings are cut short and cleaned 
 
 from __future__ import annotations
 
-import json
+from metis_compaction_tui.statusline.json_object import load_object
 
 MAX_STDIN_BYTES = 1 << 20  # the real object is a few hundred bytes; refuse a flood
 
@@ -62,11 +62,8 @@ def parse_claude_input(raw: bytes) -> ClaudeInput | None:
     """None when stdin is not a JSON object (empty, garbage, too big)."""
     if not raw.strip() or len(raw) > MAX_STDIN_BYTES:
         return None
-    try:
-        data = json.loads(raw)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(data, dict):
+    data = load_object(raw)
+    if data is None:
         return None
     got = ClaudeInput()
     got.session_id = _text(data.get("session_id"), 200)

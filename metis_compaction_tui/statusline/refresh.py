@@ -13,9 +13,11 @@ metis_compaction_tui.importers). So a call reads O(bytes since the seam), not th
 from __future__ import annotations
 
 import fcntl
+import gc
 import json
 import os
 import sys
+from bisect import bisect_right
 from decimal import Decimal
 
 import msgspec
@@ -26,11 +28,13 @@ from engine.policy.plan import plan_turn
 from engine.policy.projection import Projection, ProjectionState
 from engine.tokens import estimate_message_tokens
 from metis_compaction_tui.importers import TranscriptError, TranscriptTail
+from metis_compaction_tui.importers.model import RecordedUsage
 from metis_compaction_tui.importers.tail import gc_paused
 from metis_compaction_tui.statusline.state import (
     STATE_VERSION,
     FileIdentity,
     identify,
+    prune_states,
     state_key,
     trigger_word,
     write_atomic,
@@ -64,9 +68,17 @@ class ParseState(msgspec.Struct):
     cache_total: int
     last_usage_index: int  # message index of the newest usage before the seam (-1: none)
     last_usage_context: int
+    # Records from the seam on that name a parent before it: the next read resumes there, and a
+    # record naming any other parent before the seam is a rewind (read again from the start).
+    # None: not known (a Codex log, whose records name no parents).
+    seam_parents: list[str] | None = None
 
 
 _parse_decoder = msgspec.msgpack.Decoder(ParseState)
+# What the last read built (the importer's records, the messages, the projection), kept until
+# the next read or the process's end: freeing a first read of 100 MB object by object takes a
+# tenth of the read, and the detached refresher ends without it (os._exit, its files written).
+_parked: list[object] = []
 CONFIG = CompactionConfig(compaction_model="local:extractive")  # the spec's default knobs
 
 
@@ -77,6 +89,12 @@ def _ours(message: Message) -> Message:
         return message
     metadata = msgspec.structs.replace(message.metadata, synthetic=False)
     return msgspec.structs.replace(message, metadata=metadata)
+
+
+def _with_tokens(messages: list[Message]) -> list[tuple[Message, int]]:
+    """What the projection is fed: our view of each message and its token estimate."""
+    estimate = estimate_message_tokens
+    return [(_ours(m) if m.metadata.synthetic else m, estimate(m)) for m in messages]
 
 
 def _load_parse(path: str, directory: str, now: FileIdentity) -> ParseState | None:
@@ -120,6 +138,34 @@ def _line_start(path: str, offset: int, first_line: int, line: int) -> int:
     return position
 
 
+def _line_start_before(path: str, end: int, last_line: int, line: int) -> int:
+    """Byte offset of line `line`, counting back from `end`, the end of line `last_line` (just
+    after its newline, or the end of the file when the last line was taken without one). A
+    first read's seam is near the end of the file: this reads its last lines, not all of it."""
+    if line <= 1:
+        return 0
+    with open(path, "rb") as f:
+        f.seek(end - 1)
+        ends_with_newline = end > 0 and f.read(1) == b"\n"
+        # newlines from the start of `line` to `end`, plus the one that ends line - 1
+        wanted = last_line - line + (1 if ends_with_newline else 0) + 1
+        position = end
+        while position > 0:
+            start = max(0, position - (1 << 20))
+            f.seek(start)
+            block = f.read(position - start)
+            count = block.count(b"\n")
+            if count < wanted:
+                wanted -= count
+                position = start
+                continue
+            at = len(block)
+            for _ in range(wanted):
+                at = block.rindex(b"\n", 0, at)
+            return start + at + 1
+    raise ValueError(f"line {line} is before the start of {path}")
+
+
 def _price_usd(model: str, pre: int, post: int) -> Decimal | None:
     from engine.summarizers.pricing import cost_of, price_for
 
@@ -130,12 +176,25 @@ def _price_usd(model: str, pre: int, post: int) -> Decimal | None:
     return cost_of(price, pre, post)
 
 
-def refresh(path: str, directory: str, model: str = "", *, wait: bool = False) -> bool:
+def refresh(
+    path: str, directory: str, model: str = "", *, wait: bool = False, ending: bool = False
+) -> bool:
     """Bring the saved figures for `path` up to date. False when another refresh holds the lock
-    (and `wait` is off) or the file cannot be read."""
+    (and `wait` is off) or the file cannot be read. `ending`: the process ends after this (the
+    detached refresher, the command with --sync)."""
     # A refresh builds objects that live until it ends (the projection too, not only the read).
     with gc_paused():
-        return _refresh(path, directory, model, wait)
+        done = _refresh(path, directory, model, wait)
+        if ending:
+            # What the read built is parked until the process ends: the collector must not
+            # walk it once it is back on (its first pass would scan all of it, 0.1-0.2 s after
+            # a first read of 100 MB). Frozen objects are still freed when unreferenced.
+            gc.freeze()
+    try:
+        prune_states(directory)  # once a day at most: one stat otherwise
+    except OSError:
+        pass  # a folder we cannot tidy is still one we can use
+    return done
 
 
 def _refresh(path: str, directory: str, model: str, wait: bool) -> bool:
@@ -223,7 +282,17 @@ def _read(
         last_usage_index, last_usage_context = parse.last_usage_index, parse.last_usage_context
         head = parse.head
     update = tail.poll()
+    if parse is not None and parse.seam_parents is not None:
+        before = tail.parents_before(parse.seam_line + 1)
+        if before is not None and not before <= set(parse.seam_parents):
+            # A record hangs on one before the seam that nothing after the seam did: the agent
+            # went back (/rewind, an edited prompt). Only a read from the start sees the branch.
+            return _read(path, now, None, model)
     fmt = tail.format
+    if fmt is None:
+        # No record has said which agent wrote it yet: a file that never will (binary, notes
+        # in JSON) is refused as the app refuses it, not shown as an empty session.
+        tail.refuse_undecided()
     messages = update.messages
     # The seam: the newest assistant message with a later message after it.
     seam_index = None
@@ -236,13 +305,16 @@ def _read(
         first = tail.first_line_of(messages[seam_index])
         if first is not None and first > seam_line:
             new_seam_line = first - 1
-            new_seam_offset = _line_start(path, seam_offset, seam_line, first)
+            if tail.line_count - first < first - seam_line:  # nearer the end: count back
+                new_seam_offset = _line_start_before(path, tail.offset, tail.line_count, first)
+            else:
+                new_seam_offset = _line_start(path, seam_offset, seam_line, first)
         else:
             seam_index = 0  # cannot place it: hold the whole window back, read it again
     else:
         seam_index = 0
     done, pending = messages[:seam_index], messages[seam_index:]
-    projection.feed((m, estimate_message_tokens(m)) for m in map(_ours, done))
+    projection.feed(_with_tokens(done))
     usage_done = [u for u in update.recorded_usage if 0 <= u.message_index < seam_index]
     for usage in usage_done:
         cache_read += usage.cache_read_tokens
@@ -250,14 +322,14 @@ def _read(
     if usage_done:
         last_usage_index = base + usage_done[-1].message_index
         last_usage_context = usage_done[-1].context_tokens
-    window_usage = [(base + u.message_index, u.context_tokens) for u in update.recorded_usage]
+    context_after = _ContextAfter(base, update.recorded_usage)
     seen = [
         SeenCompaction(
             base + c.message_index,
             c.trigger,
             c.pre_tokens,
             getattr(c, "post_tokens", None)  # issue 16's importers record it when the log has it
-            or _first_context_after(base + c.message_index, window_usage),
+            or context_after(base + c.message_index),
         )
         for c in update.agent_compactions
     ]
@@ -279,20 +351,22 @@ def _read(
             cache_total=cache_total,
             last_usage_index=last_usage_index,
             last_usage_context=last_usage_context,
+            seam_parents=_seam_parents(tail, new_seam_line + 1),
         )
     # What the line shows also counts the messages still held back.
-    projection.feed((m, estimate_message_tokens(m)) for m in map(_ours, pending))
-    all_usage = [(base + u.message_index, u) for u in update.recorded_usage if u.message_index >= 0]
-    for _, usage in all_usage[len(usage_done) :]:
+    projection.feed(_with_tokens(pending))
+    all_usage = [u for u in update.recorded_usage if u.message_index >= 0]
+    for usage in all_usage[len(usage_done) :]:
         cache_read += usage.cache_read_tokens
         cache_total += usage.context_tokens
     if len(all_usage) > len(usage_done):
-        last_usage_index, last_usage_context = all_usage[-1][0], all_usage[-1][1].context_tokens
+        last_usage_index = base + all_usage[-1].message_index
+        last_usage_context = all_usage[-1].context_tokens
     every = compactions + seen  # the window starts at the old seam: nothing in it was saved
     last = every[-1] if every else None
     last_after = None
     if last is not None:
-        last_after = last.post_tokens or _first_context_after(last.message_index, window_usage)
+        last_after = last.post_tokens or context_after(last.message_index)
     plan = plan_turn(projection.history, CONFIG, Decimal(0))
     decision = plan.decision
     soft_in = decision.tokens_to_threshold
@@ -328,22 +402,46 @@ def _read(
         # The newest thing is the agent's compaction, with no response measured after it yet.
         "stale_usage": last is not None and last.message_index > last_usage_index,
     }
+    _parked[:] = [tail, update, projection]
     return line, saved
 
 
-def _first_context_after(index: int, usage: list[tuple[int, int]]) -> int | None:
-    """The context the agent measured on its first response after message `index`."""
-    return next((context for at, context in usage if at > index), None)
+def _seam_parents(tail: TranscriptTail, line: int) -> list[str] | None:
+    parents = tail.parents_before(line)
+    return sorted(parents) if parents is not None else None
+
+
+class _ContextAfter:
+    """The context the agent measured on its first response (in the list's order) after a
+    message, in O(log n) a question: a first read of 100 MB asks once per compaction over
+    130,000 responses."""
+
+    def __init__(self, base: int, usage: list[RecordedUsage]) -> None:
+        self.usage = usage
+        self.base = base
+        self._reach: list[int] | None = None
+
+    def __call__(self, index: int) -> int | None:
+        if self._reach is None:
+            # Running maximum of the message indexes: the first response past `index` is the
+            # first place this maximum passes it (the list is nearly always in order already).
+            reach, top = [], -(1 << 62)
+            for usage in self.usage:
+                top = max(top, self.base + usage.message_index)
+                reach.append(top)
+            self._reach = reach
+        position = bisect_right(self._reach, index)
+        return self.usage[position].context_tokens if position < len(self.usage) else None
 
 
 def main(argv: list[str]) -> int:
     """`python -m metis_compaction_tui.statusline.refresh DIR PATH [MODEL]` (the detached half)."""
     try:
-        refresh(argv[1], argv[0], argv[2] if len(argv) > 2 else "")
+        refresh(argv[1], argv[0], argv[2] if len(argv) > 2 else "", ending=True)
     except Exception:
         return 1
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    os._exit(main(sys.argv[1:]))  # nothing buffered is left: no teardown (see _parked)

@@ -3,8 +3,6 @@ the width is short), a `--format` template, or JSON. Standard library only."""
 
 from __future__ import annotations
 
-import json
-
 from metis_compaction_tui.safe_text import neutralise
 
 # Claude Code compacts on its own when the context reaches about 80% of the window (it keeps the
@@ -182,4 +180,6 @@ def render_template(template: str, f: dict[str, object], width: int) -> str:
 
 
 def render_json(f: dict[str, object]) -> str:
+    import json  # only for --json: the plain line must not pay for it
+
     return json.dumps(f, ensure_ascii=True, separators=(",", ":"))

@@ -10,9 +10,9 @@ its first bytes; a file truncated below what was read, or replaced, drops them.
 
 from __future__ import annotations
 
-import json
 import os
-import zlib
+
+from metis_compaction_tui.statusline.json_object import load_object
 
 STATE_VERSION = 1
 HEAD_BYTES = 64  # the fingerprint: a replaced file almost never starts with the same 64 bytes
@@ -34,7 +34,14 @@ def state_key(path: str) -> str:
     """A file name for `path` (the path itself is stored inside and compared, so a collision of
     this short key costs a re-read, never a wrong line)."""
     raw = os.path.abspath(path).encode("utf-8", "surrogateescape")
-    return f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}"
+    # Two residues of the path's bytes read as one integer (no zlib or hashlib: each is a shared
+    # library to load on every call). Stable across runs, unlike hash().
+    number = int.from_bytes(raw, "little")
+    return f"{number % _PRIME_61:016x}{number % _PRIME_64:016x}"
+
+
+_PRIME_61 = (1 << 61) - 1
+_PRIME_64 = (1 << 64) - 59
 
 
 class FileIdentity:
@@ -115,11 +122,17 @@ def load_line_state(directory: str, path: str) -> dict[str, object] | None:
     """The saved figures for `path`, or None when absent, unreadable or not what we wrote (a
     corrupt or foreign file is ignored, and overwritten by the next refresh)."""
     try:
-        with open(os.path.join(directory, state_key(path) + ".line.json"), "rb") as f:
-            data = json.loads(f.read(1 << 16))
-    except (OSError, ValueError, RecursionError):
+        fd = os.open(os.path.join(directory, state_key(path) + ".line.json"), os.O_RDONLY)
+    except (OSError, ValueError):
         return None
-    if not isinstance(data, dict) or data.get("version") != STATE_VERSION:
+    try:
+        raw = os.read(fd, 1 << 16)  # open() would add an fstat and an ioctl: three syscalls here
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    data = load_object(raw)
+    if data is None or data.get("version") != STATE_VERSION:
         return None
     if data.get("path") != os.path.abspath(path):
         return None
@@ -144,3 +157,65 @@ def write_atomic(target: str, data: bytes) -> None:
     with open(temp, "wb") as f:
         f.write(data)
     os.replace(temp, target)
+
+
+PRUNE_AFTER_S = 30 * 86400  # a transcript not refreshed for 30 days: its files go
+PRUNE_EVERY_S = 86400  # the folder is looked over once a day at most
+_PRUNED_MARKER = ".pruned"
+_SUFFIXES = (".line.json", ".parse.msgpack", ".lock")
+_HEX = frozenset("0123456789abcdef")
+
+
+def prune_states(directory: str, now: float | None = None) -> int:
+    """Remove the state files of transcripts whose figures were last written PRUNE_AFTER_S ago
+    (a state file is a cache: a transcript shown again is read once more). Run by the refresher,
+    never by the line, and once a day at most (the marker's mtime): one stat otherwise. A
+    transcript whose refresher holds its lock is kept. Returns how many transcripts went."""
+    import fcntl
+    import time
+
+    now = time.time() if now is None else now
+    marker = os.path.join(directory, _PRUNED_MARKER)
+    try:
+        if now - os.stat(marker).st_mtime < PRUNE_EVERY_S:
+            return 0
+    except FileNotFoundError:
+        pass
+    with open(marker, "ab"):
+        pass
+    os.utime(marker, (now, now))
+    newest: dict[str, float] = {}
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            key, dot, rest = entry.name.partition(".")
+            # Only names we write (keys of 16 hex digits were an earlier version's).
+            if not dot or "." + rest not in _SUFFIXES or len(key) not in (16, 32):
+                continue
+            if not _HEX.issuperset(key) or not entry.is_file(follow_symlinks=False):
+                continue
+            mtime = entry.stat(follow_symlinks=False).st_mtime
+            newest[key] = max(newest.get(key, mtime), mtime)
+    removed = 0
+    for key, mtime in newest.items():
+        if now - mtime < PRUNE_AFTER_S:
+            continue
+        lock = os.path.join(directory, key + ".lock")
+        try:
+            fd = os.open(lock, os.O_RDONLY)
+        except OSError:
+            fd = -1
+        try:
+            if fd >= 0:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # OSError: a refresher reads it
+            for suffix in _SUFFIXES:
+                try:
+                    os.unlink(os.path.join(directory, key + suffix))
+                except FileNotFoundError:
+                    pass
+            removed += 1
+        except OSError:
+            continue
+        finally:
+            if fd >= 0:
+                os.close(fd)
+    return removed

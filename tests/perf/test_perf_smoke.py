@@ -206,8 +206,9 @@ def test_bench_statusline_quick() -> None:
     for line in (
         "## statusline: one call against a bare interpreter start",
         "| bare `python -c pass` (1 MB)",
-        "| statusline, one turn appended (10 MB)",
+        "| this: statusline, one turn appended (10 MB)",
         "| first call on 10 MB < 2 s (the line)",
+        "| first call on 10 MB: figures ready (detached refresher)",
     ):
         assert line in done.stdout, line
 

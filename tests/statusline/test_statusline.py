@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from metis_compaction_tui import statusline
 from metis_compaction_tui.statusline import MARKER_NO_INPUT, main
 from metis_compaction_tui.statusline.state import state_key
 from tests.transcript_writer import ClaudeCodeWriter
@@ -313,12 +314,16 @@ def test_the_command_imports_no_ui_and_no_engine_on_an_unchanged_transcript(tmp_
     run(raw, "--sync")
     probe = (
         "import io, sys\n"
+        "before = set(sys.modules)\n"
         "from metis_compaction_tui.cli import main\n"
-        "sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[1].encode()))\n"
-        "main(['statusline', '--no-color'])\n"
+        "from metis_compaction_tui.statusline import main as line\n"
+        # with streams: run as the command, the line ends the process once it is out
+        "line(['--no-color'], io.BytesIO(sys.argv[1].encode()), sys.stdout)\n"
         "names = ('textual', 'anthropic', 'argparse', 'msgspec', 'engine')\n"
         "heavy = [m for m in names if m in sys.modules]\n"
         "print('heavy:', heavy)\n"
+        "ours = ('metis_compaction_tui', 'metis_compaction_tui.')\n"
+        "print('new:', sorted(m for m in set(sys.modules) - before if not m.startswith(ours)))\n"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
@@ -329,9 +334,21 @@ def test_the_command_imports_no_ui_and_no_engine_on_an_unchanged_transcript(tmp_
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    line, heavy = done.stdout.splitlines()
+    line, heavy, new = done.stdout.splitlines()
     assert line.startswith("ctx 90k/200k 45%") and "ours: " in line
     assert heavy == "heavy: []"
+    # Nothing of the standard library beyond what the interpreter had loaded but json's C
+    # scanner: no json, re, zlib, collections.abc (each costs on every call).
+    assert new == "new: ['_json']"
+    command = subprocess.run(  # the command itself: exits without the teardown, line intact
+        [sys.executable, "-m", "metis_compaction_tui.cli", "statusline", "--no-color"],
+        input=raw,
+        capture_output=True,
+        env=env,
+        timeout=60,
+    )
+    assert command.returncode == 0 and command.stdout.decode() == line + "\n"
+    assert command.stderr == b""
     garbage = subprocess.run(
         [sys.executable, "-m", "metis_compaction_tui.cli", "statusline"],
         input=b"\x00garbage",
@@ -360,10 +377,14 @@ def test_no_second_refresher_while_one_holds_the_lock(
         write(log, ClaudeCodeWriter(4), 1)
         spawned: list[object] = []
         with monkeypatch.context() as patch:
-            patch.setattr(os, "posix_spawn", lambda *a, **k: spawned.append(a))
+            patch.setattr(statusline, "start_detached", lambda *a, **k: spawned.append(a))
             assert run(stdin_json(log, usage=USAGE), "--no-color")  # prints,
-        assert spawned == []  # and spawns nothing while the lock is held
+            assert spawned == []  # and spawns nothing while the lock is held
     assert not refresh_running(str(state_dir), str(log))
+    with monkeypatch.context() as patch:  # the lock released: the grown file is read again
+        patch.setattr(statusline, "start_detached", lambda *a, **k: spawned.append(a))
+        assert run(stdin_json(log, usage=USAGE), "--no-color")
+    assert len(spawned) == 1
 
 
 def test_line_start_across_blocks(tmp_path: Path) -> None:
@@ -377,6 +398,24 @@ def test_line_start_across_blocks(tmp_path: Path) -> None:
         starts.append(starts[-1] + len(raw))
     for first, line in ((0, 1), (0, 2), (0, 2500), (0, 6000), (1200, 1201), (1200, 5999)):
         assert _line_start(str(path), starts[first], first, line) == starts[line - 1]
+
+
+@pytest.mark.parametrize("unterminated", [False, True])
+def test_line_start_counted_back_from_the_end(tmp_path: Path, unterminated: bool) -> None:
+    from metis_compaction_tui.statusline.refresh import _line_start_before
+
+    path = tmp_path / "lines.txt"
+    # blank lines count as lines too; about 3 MB, so the search crosses blocks
+    lines = [("x" * (i % 997)).encode() + b"\n" for i in range(6000)]
+    if unterminated:
+        lines[-1] = lines[-1].rstrip(b"\n") or b"y"  # the last line taken without its newline
+    path.write_bytes(b"".join(lines))
+    starts = [0]
+    for raw in lines:
+        starts.append(starts[-1] + len(raw))
+    end = starts[-1]
+    for line in (1, 2, 997, 998, 2500, 5999, 6000):
+        assert _line_start_before(str(path), end, 6000, line) == starts[line - 1], line
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -405,3 +444,25 @@ def test_appends_cut_anywhere_give_what_one_read_gives(
             monkeypatch.setenv("METIS_STATUSLINE_STATE_DIR", str(state_dir))
             assert stepped == whole, number
     assert stepped["agent_compactions"] == 30 // (4 + seed)
+
+
+def test_a_rewind_to_before_the_seam_is_read_again(tmp_path: Path, state_dir: Path) -> None:
+    """/rewind (or an edited prompt) appends a branch that starts at an old record: a read
+    resumed at the seam cannot see that the chain went back, so it must start over."""
+    log = tmp_path / "s.jsonl"
+    writer = ClaudeCodeWriter(7)
+    write(log, writer, 12, "w")
+    before = fields(stdin_json(log, usage=USAGE))
+    writer.parent = "u00000010"  # the branch hangs on an early record, long before the seam
+    write(log, writer, 2)
+    stepped = fields(stdin_json(log, usage=USAGE))
+    os.environ["METIS_STATUSLINE_STATE_DIR"] = str(state_dir.parent / "fresh")
+    whole = fields(stdin_json(log, usage=USAGE))
+    assert stepped == whole
+    assert whole["pending"] != before["pending"]
+    # and an ordinary append afterwards still resumes (the branch's own parent is known now)
+    os.environ["METIS_STATUSLINE_STATE_DIR"] = str(state_dir)
+    write(log, writer, 1)
+    stepped = fields(stdin_json(log, usage=USAGE))
+    os.environ["METIS_STATUSLINE_STATE_DIR"] = str(state_dir.parent / "fresh-2")
+    assert stepped == fields(stdin_json(log, usage=USAGE))
