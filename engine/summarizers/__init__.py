@@ -7,13 +7,13 @@ from __future__ import annotations
 from engine.errors import ConfigError
 from engine.layout import CONFIG_FILE, METIS_DIR
 from engine.summarizers.base import (
+    EXTRACTIVE_MODEL,
     ErrorClass,
     Summarizer,
     SummarizerError,
     SummaryRequest,
     SummaryResult,
 )
-from engine.summarizers.extractive import ExtractiveSummarizer
 from engine.summarizers.pricing import ModelPrice, price_for
 from engine.summarizers.settings import (
     PRICE_LOCAL,
@@ -26,6 +26,17 @@ from engine.summarizers.settings import (
 )
 
 ANTHROPIC_PREFIX = "anthropic:"
+
+
+def __getattr__(name: str) -> object:
+    # PEP 562: the offline summarizer (its ranking tables take ~20 ms to build) loads on first
+    # use, so what only needs a name or a price from here (engine.config, the status line's
+    # refresher) does not pay for it.
+    if name == "ExtractiveSummarizer":
+        from engine.summarizers.extractive import ExtractiveSummarizer
+
+        return ExtractiveSummarizer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def make_summarizer(
@@ -43,7 +54,9 @@ def make_summarizer(
         from engine.summarizers.plugin import summarizer_from_factory
 
         return summarizer_from_factory(chosen.import_path, model, chosen.options)
-    if model == ExtractiveSummarizer.name:
+    if model == EXTRACTIVE_MODEL:
+        from engine.summarizers.extractive import ExtractiveSummarizer
+
         return ExtractiveSummarizer()
     if model.startswith(ANTHROPIC_PREFIX):
         from engine.summarizers.anthropic_summarizer import AnthropicSummarizer
@@ -68,7 +81,7 @@ def check_summarizer(model: str, settings: SummarizerSettings | None = None) -> 
         load_factory(chosen.import_path)
     elif model.startswith(ANTHROPIC_PREFIX):
         model_price(model, chosen)
-    elif model != ExtractiveSummarizer.name:
+    elif model != EXTRACTIVE_MODEL:
         raise ConfigError("compaction_model", _unserved(model))
 
 
@@ -89,7 +102,7 @@ def price_origin(model: str, settings: SummarizerSettings | None = None) -> str:
     chosen = (settings or SummarizerSettings()).for_model(model)
     if chosen.import_path is not None:
         return PRICE_OWN
-    if model == ExtractiveSummarizer.name:
+    if model == EXTRACTIVE_MODEL:
         return PRICE_LOCAL
     if chosen.price is not None:
         return f"{PRICE_STATED} ($0)" if chosen.price.is_zero else PRICE_STATED
@@ -105,7 +118,7 @@ def price_origin(model: str, settings: SummarizerSettings | None = None) -> str:
 def _unserved(model: str) -> str:
     return (
         f"{model!r}: no summarizer serves this model; built in are "
-        f"{ANTHROPIC_PREFIX}<model> and {ExtractiveSummarizer.name}; any other name needs a "
+        f"{ANTHROPIC_PREFIX}<model> and {EXTRACTIVE_MODEL}; any other name needs a "
         "summarizer passed to SessionManager(summarizer=...) or summarizer.import in "
         f"{METIS_DIR}/{CONFIG_FILE}"
     )

@@ -11,6 +11,9 @@ import msgspec
 from engine.messages import Message
 from engine.summarizers.pricing import CallUsage
 
+# The offline summarizer's compaction_model name (engine.summarizers.extractive).
+EXTRACTIVE_MODEL = "local:extractive"
+
 
 class ErrorClass(enum.StrEnum):
     """provider-adapter-contract §6 classes, as the compaction call sees them."""

@@ -15,7 +15,7 @@ from decimal import Decimal
 
 from engine.events import redact
 from engine.policy.splice import summary_text
-from engine.summarizers.base import SummaryRequest, SummaryResult
+from engine.summarizers.base import EXTRACTIVE_MODEL, SummaryRequest, SummaryResult
 from engine.summarizers.extractive_pool import (
     DECISIONS,
     KEPT,
@@ -27,7 +27,7 @@ from engine.summarizers.extractive_pool import (
 )
 from engine.tokens import CHARS_PER_TOKEN, estimate_text_tokens
 
-NAME = "local:extractive"
+NAME = EXTRACTIVE_MODEL
 _PER_CHAR = 0.4  # priority points a character of summary costs
 _PER_LINE = 8.0  # what each earlier line of the same section takes off a line's worth
 # What each earlier line of the same template takes off a line's worth: "keep the signature of X
