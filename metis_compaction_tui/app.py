@@ -253,7 +253,8 @@ class MetisInspector(App[int]):
             self._note_once(data)
         if added or events or message.spent_usd is not None or message.agent is not None:
             try:
-                self.query_one(Dashboard).grew(added, events)
+                rewritten = message.rewrite_from if added else None
+                self.query_one(Dashboard).grew(added, events, rewritten)
                 self._update_status()
             except NoMatches:  # the app is closing (see on_session_loaded)
                 return

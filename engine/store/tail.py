@@ -43,6 +43,10 @@ log = logging.getLogger(__name__)
 BATCH_ROWS = 5_000  # rows per look; more are read on the very next look, without waiting
 RETRY_S = 0.05  # after a look that met another process's lock
 WATCH_DEBOUNCE_MS = 10  # watchfiles groups events for at most this long (its default is 1.6 s)
+# watchfiles looks for events every step and yields once a step brings nothing new, so an event
+# is reported 1 to 2 steps after it happens (1.5 on average): 5 ms costs 200 short wake-ups a
+# second while idle and keeps the notice under 10 ms (20 ms made it 30 ms, most of the app's
+# commit-to-screen time; tests/perf/bench_app.py).
 WATCH_STEP_MS = 5
 
 
@@ -318,7 +322,7 @@ class CommitWaiter:
                         yield_on_timeout=True,
                         rust_timeout=max(50, int(timeout_s * 1000)),
                         debounce=WATCH_DEBOUNCE_MS,
-                        step=20,
+                        step=WATCH_STEP_MS,
                     )
                 )
             except (OSError, RuntimeError):

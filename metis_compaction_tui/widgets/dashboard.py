@@ -56,13 +56,17 @@ class Dashboard(Vertical):
         self.events.show(data.events)
         self._overview(data, zones)
 
-    def grew(self, added_messages: int, added_events: int) -> None:
+    def grew(
+        self, added_messages: int, added_events: int, rewritten_from: int | None = None
+    ) -> None:
+        """An append (`rewritten_from`: a recording's messages from that index on were replaced
+        first)."""
         data = self.data
         if data is None:
             return
         zones = data.zones()
         if added_messages:
-            self.messages.appended(zones)
+            self.messages.appended(zones, changed_from=rewritten_from)
         if added_events:
             self.events.appended()
         self._overview(data, zones)
@@ -91,4 +95,6 @@ class Dashboard(Vertical):
             f"Messages · {data.message_count:,} · {short_tokens(data.history.total_tokens)} tok"
         )
         summaries = sum(1 for info in data.compactions if not info.undone)
-        self.events.border_title = f"Events · {len(data.events):,} · {summaries} compactions"
+        title = f"Events · {len(data.events):,} · {summaries} compactions"
+        if self.events.border_title != title:  # setting a title repaints, even the same one
+            self.events.border_title = title

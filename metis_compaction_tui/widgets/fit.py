@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from rich.style import Style
 from rich.text import Text
 
 
@@ -34,3 +35,18 @@ def lines(*rows: Text) -> Text:
             joined.append("\n")
         joined.append_text(row)
     return joined
+
+
+def append_cells(text: Text, cells: Iterable[tuple[str, Style]]) -> None:
+    """Append cells one span per run of equal style: an 80-cell bar in four colours is four
+    spans, not 80 (each span costs Textual's renderer on every frame that draws the line)."""
+    run: list[str] = []
+    run_style: Style | None = None
+    for char, style in cells:
+        if run and style != run_style:
+            text.append("".join(run), run_style)
+            run = []
+        run_style = style
+        run.append(char)
+    if run:
+        text.append("".join(run), run_style)

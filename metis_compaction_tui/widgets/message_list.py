@@ -114,10 +114,13 @@ class MessageList(RowList):
         self.first_index = first_index
         self.rows_replaced()
 
-    def appended(self, zones: Sequence[ZoneRange] = ()) -> None:
-        """`messages` grew; the zones moved with the tail, so visible rows are redrawn."""
+    def appended(self, zones: Sequence[ZoneRange] = (), *, changed_from: int | None = None) -> None:
+        """`messages` grew (and, for a recording whose newest messages were rewritten, changed
+        from row `changed_from` on); the zones moved with the tail: a row whose zone changed is
+        drawn again (its zone is in `row_state`), the others come from the strip cache."""
         self.zones = zones
-        self._strips.clear()
+        if changed_from is not None:
+            self.rows_changed_from(changed_from)
         self.rows_appended()
 
     def row_count(self) -> int:
@@ -133,6 +136,17 @@ class MessageList(RowList):
             if zone_range.start <= index < zone_range.end:
                 return zone_range.zone
         return None
+
+    def row_state(self, row: int) -> object:
+        """The zone bar, the index column's width, the ┄ of a last row whose tool results are
+        still running, and an agent summary's mark: what an append can change in a kept row."""
+        message = self.messages[row]
+        return (
+            self._zone(row + self.first_index),
+            len(str(self.first_index + len(self.messages) - 1)),
+            row + 1 < len(self.messages),
+            message.id in self.agent_summaries,
+        )
 
     def _bracket(self, row: int) -> str:
         message = self.messages[row]

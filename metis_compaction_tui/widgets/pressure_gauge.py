@@ -7,15 +7,17 @@ numbers and which zone the session is in.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import partial
 from typing import ClassVar
 
+from rich.style import Style
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
 from metis_compaction_tui.sources.session_data import short_tokens
-from metis_compaction_tui.widgets.fit import first_fitting, lines
+from metis_compaction_tui.widgets.fit import append_cells, first_fitting, lines
 
 LABEL = "Pressure  "
 
@@ -73,15 +75,18 @@ class PressureGauge(Widget):
             filled = max(filled, 1)
         bar = Text(no_wrap=True, end="")
         bar.append(LABEL, style("gauge--label"))
-        for cell in range(bar_width):
-            zone = "below" if cell < thr_cell else "soft" if cell < cap_cell else "forced"
-            if cell in (thr_cell, cap_cell):
-                char, cell_style = ("┃" if cell < filled else "│"), style("gauge--tick")
-            elif cell < filled:
-                char, cell_style = "█", style(f"gauge--{zone}")
-            else:
-                char, cell_style = "░", style(f"gauge--{zone}-empty")
-            bar.append(char, cell_style)
+
+        def cells() -> Iterator[tuple[str, Style]]:
+            for cell in range(bar_width):
+                zone = "below" if cell < thr_cell else "soft" if cell < cap_cell else "forced"
+                if cell in (thr_cell, cap_cell):
+                    yield ("┃" if cell < filled else "│"), style("gauge--tick")
+                elif cell < filled:
+                    yield "█", style(f"gauge--{zone}")
+                else:
+                    yield "░", style(f"gauge--{zone}-empty")
+
+        append_cells(bar, cells())
         room = width - len(LABEL)
         numbers = first_fitting((partial(self._numbers, long) for long in (2, 1, 0)), room)
         return lines(bar, Text(" " * len(LABEL), end="") + numbers)

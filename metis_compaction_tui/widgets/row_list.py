@@ -72,7 +72,7 @@ class RowList(ScrollView, can_focus=True):
     ) -> None:
         super().__init__(name=name, id=id)
         self.set_reactive(RowList.follow, follow)
-        self._strips: LRUCache[tuple[int, bool, bool, int], Strip] = LRUCache(maxsize=512)
+        self._strips: LRUCache[tuple[int, bool, bool, int, object], Strip] = LRUCache(maxsize=512)
 
     # -- what subclasses provide ------------------------------------------------------------
 
@@ -82,6 +82,11 @@ class RowList(ScrollView, can_focus=True):
     def render_row(self, index: int, width: int) -> Text:
         raise NotImplementedError
 
+    def row_state(self, index: int) -> object:
+        """What besides the index decides how a row looks (part of its cached strip's key), so an
+        append redraws only the rows that changed. None: the index alone."""
+        return None
+
     # -- data changes --------------------------------------------------------------------------
 
     def rows_replaced(self) -> None:
@@ -89,14 +94,22 @@ class RowList(ScrollView, can_focus=True):
         self._strips.clear()
         self._sync_size()
         if self.follow or self.cursor >= self.row_count():
-            self._go_end()
+            self._go_end(now=True)
         self.refresh()
 
+    def rows_changed_from(self, row: int) -> None:
+        """Rows from `row` on hold other content now: their cached strips go."""
+        cached = list(self._strips.keys())  # an LRUCache is not iterable itself
+        for key in cached:
+            if key[0] >= row:
+                self._strips.discard(key)
+
     def rows_appended(self) -> None:
-        """Rows were added at the end; earlier rows are unchanged."""
+        """Rows were added at the end; earlier rows keep their strips (a row whose look depends
+        on more than its index says so in `row_state`)."""
         self._sync_size()
         if self.follow:
-            self._go_end()
+            self._go_end(now=True)
         self.refresh()
 
     def notify_style_update(self) -> None:
@@ -130,7 +143,7 @@ class RowList(ScrollView, can_focus=True):
         if index >= count:
             return Strip.blank(width, self.rich_style)
         selected = index == self.cursor
-        key = (index, selected, self.has_focus, width)
+        key = (index, selected, self.has_focus, width, self.row_state(index))
         strip = self._strips.get(key)
         if strip is None:
             text = self.render_row(index, width)
@@ -171,10 +184,17 @@ class RowList(ScrollView, can_focus=True):
 
     # -- movement ------------------------------------------------------------------------------
 
-    def _go_end(self) -> None:
+    def _go_end(self, *, now: bool = False) -> None:
         self.cursor = self.row_count() - 1
-        # After the next refresh: the new virtual size must be laid out before "the end" is known.
-        self.scroll_end(animate=False, x_axis=False)
+        if now and self.size.height and self.show_vertical_scrollbar:
+            # Rows came or went, the widget kept its size and its scrollbar: the end is known
+            # now, so new rows are in the very next frame (scroll_end waits for a refresh and
+            # draws one more frame before they show; tests/perf/bench_app.py).
+            self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
+        else:
+            # Not laid out yet, resized, or the scrollbar comes or goes: the end is known after
+            # the next layout.
+            self.scroll_end(animate=False, x_axis=False)
 
     def _move(self, to: int) -> None:
         count = self.row_count()

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
 
 from metis_compaction_tui.sources.session_data import short_tokens
 from metis_compaction_tui.timeline import Timeline
+from metis_compaction_tui.widgets.fit import append_cells
 
 LABEL = "Tokens    "
 BLOCKS = " ▁▂▃▄▅▆▇█"
@@ -51,14 +53,18 @@ class TokenSparkline(Widget):
         turns = f"{short_tokens(count)} turn{'' if count == 1 else 's'}"  # a space before the bars
         bottom.append(turns[: len(LABEL) - 1].ljust(len(LABEL)), style("sparkline--legend"))
         scale = max(peak, 1)
+        uppers: list[tuple[str, Style]] = []
+        lowers: list[tuple[str, Style]] = []
         for value, mark in buckets:
             level = round(value / scale * 16)
             kind = "bar" if mark is None else "truncation" if mark == "truncation" else "compaction"
             cell_style = style(f"sparkline--{kind}")
             lower = BLOCKS[min(8, level)]
             upper = BLOCKS[max(0, level - 8)] if level > 8 else ("▼" if mark else " ")
-            top.append(upper, cell_style)
-            bottom.append(lower if level > 0 else ("▁" if value > 0 else " "), cell_style)
+            uppers.append((upper, cell_style))
+            lowers.append((lower if level > 0 else ("▁" if value > 0 else " "), cell_style))
+        append_cells(top, uppers)
+        append_cells(bottom, lowers)
         top.append(" " * (columns - len(buckets)))
         bottom.append(" " * (columns - len(buckets)))
         top.append(legend, style("sparkline--legend"))

@@ -132,11 +132,17 @@ def role_first_frame(workspace: Path, last_index: int, trace: bool) -> dict[str,
 
 
 def role_live(workspace: Path, count: int, pace: float) -> dict[str, Any]:
+    """Per message: commit (the writer's clock) -> the feed thread wakes (StoreSource.wait
+    returns) -> its read ends (StoreSource.poll) -> the UI thread has applied it
+    (on_session_grew) -> the first frame after that ends -> the first frame that drew its row,
+    or a later one, in the message list ends ("visible": a message that scrolls past inside one
+    update counts as shown when a later row is drawn)."""
     from textual.screen import Screen
 
     from metis_compaction_tui.app import MetisInspector
     from metis_compaction_tui.sources.store import StoreSource
     from metis_compaction_tui.ui_messages import SessionGrew
+    from metis_compaction_tui.widgets.message_list import MessageList
 
     with _store(workspace) as store:
         last_index = store.session_info(SID).message_count - 1
@@ -145,52 +151,91 @@ def role_live(workspace: Path, count: int, pace: float) -> dict[str, Any]:
     polls: list[tuple[int, int]] = []  # (ns, new messages) of each poll that found some
     applies: list[tuple[int, int]] = []  # (ns, messages) of each SessionGrew
     frames: list[int] = []  # ns of each frame drawn after at least one update
+    woke = [0]  # when the feed thread's last wait ended
+    read: dict[str, tuple[int, int]] = {}  # message id -> (wait ended, read ended)
     applied: dict[str, int] = {}  # message id -> ns its update was applied (frame pending)
+    applied_at: dict[str, int] = {}
+    index_of: dict[str, int] = {}  # message id -> its row in the list
+    drawn = [-1]  # the highest message-list row drawn in the current frame
+    waiting: dict[str, int] = {}  # applied, row not drawn yet
     shown: dict[str, int] = {}  # message id -> ns the frame after its update ended
+    visible: dict[str, int] = {}  # message id -> ns the frame that drew its row ended
 
     grew = MetisInspector.on_session_grew
     timer_update = Screen._on_timer_update
+    render_row = MessageList.render_row
 
     def timed_grew(self: MetisInspector, message: SessionGrew) -> None:
         start = now()
         grew(self, message)
         end = now()
         applies.append((end - start, len(message.new_messages)))
-        for _, m, _ in message.new_messages:
-            applied.setdefault(m.id, end)
+        messages = self.data.history.messages if self.data is not None else []
+        fresh = {m.id for _, m, _ in message.new_messages}
+        for index in range(len(messages) - 1, max(-1, len(messages) - 1 - len(fresh) - 2), -1):
+            if messages[index].id in fresh:
+                index_of.setdefault(messages[index].id, index)
+        for key in fresh:
+            applied.setdefault(key, end)
+            applied_at.setdefault(key, end)
+            waiting.setdefault(key, end)
+
+    def timed_render_row(self: MessageList, row: int, width: int) -> Any:
+        if self.id == "messages":
+            drawn[0] = max(drawn[0], row + self.first_index)
+        return render_row(self, row, width)
 
     def timed_timer_update(self: Screen[Any]) -> None:
+        drawn[0] = -1
         start = now()
         timer_update(self)
         end = now()
-        if applied and self.is_current:
+        if not self.is_current:
+            return
+        if applied:
             frames.append(end - start)
             for key in applied:
                 shown.setdefault(key, end)
             applied.clear()
+        if waiting and drawn[0] >= 0:
+            for key in [k for k in waiting if index_of.get(k, 1 << 62) <= drawn[0]]:
+                visible[key] = end
+                del waiting[key]
 
     MetisInspector.on_session_grew = timed_grew  # type: ignore[method-assign]
     Screen._on_timer_update = timed_timer_update  # type: ignore[method-assign]
+    MessageList.render_row = timed_render_row  # type: ignore[method-assign]
 
     source = StoreSource(workspace)
-    poll = source.poll
+    poll, wait = source.poll, source.wait
+
+    def timed_wait(timeout_s: float, wake: Any) -> None:
+        wait(timeout_s, wake)
+        woke[0] = now()
 
     def timed_poll() -> Any:
         start = now()
         changes = poll()
+        end = now()
         new = sum(len(c.new_messages) for c in changes)
         if new:
-            polls.append((now() - start, new))
+            polls.append((end - start, new))
+            for change in changes:
+                for _, m, _ in change.new_messages:
+                    read.setdefault(m.id, (woke[0] or start, end))
         return changes
 
     source.poll = timed_poll  # type: ignore[method-assign]
+    source.wait = timed_wait  # type: ignore[method-assign]
 
     async def run() -> dict[str, int]:
         app = MetisInspector(source)
         async with app.run_test(size=SIZE) as pilot:
-            await asyncio.wait_for(first_frame.wait(), 300)
+            await asyncio.wait_for(first_frame.wait(), 120)
             await asyncio.sleep(0.5)  # the first session list and tailer look are done
             polls.clear()
+            applies.clear()
+            frames.clear()
             writer = await asyncio.create_subprocess_exec(
                 sys.executable, str(HERE / "bench_store.py"), "--writer", str(workspace),
                 str(count), str(pace), stdout=subprocess.PIPE,
@@ -199,9 +244,9 @@ def role_live(workspace: Path, count: int, pace: float) -> dict[str, Any]:
             assert writer.returncode == 0, "the writer failed"
             commits = dict(json.loads(line) for line in out.decode().splitlines())
             deadline = time.monotonic() + 60
-            while not set(commits) <= set(shown):
+            while not (set(commits) <= set(shown) and set(commits) <= set(visible)):
                 if time.monotonic() > deadline:
-                    missing = len(set(commits) - set(shown))
+                    missing = len(set(commits) - set(visible))
                     raise SystemExit(f"{missing} messages never reached the screen")
                 await asyncio.sleep(0.02)
             assert app.data is not None and app.data.message_count == last_index + 1 + count
@@ -209,13 +254,27 @@ def role_live(workspace: Path, count: int, pace: float) -> dict[str, Any]:
         return commits
 
     commits = asyncio.run(run())
+
+    def stage(end: dict[str, int], begin: dict[str, int]) -> list[int]:
+        return sorted(end[key] - begin[key] for key in commits)
+
+    woke_at = {key: read[key][0] for key in commits}
+    read_at = {key: read[key][1] for key in commits}
     return {
         "history": last_index + 1,
         "polls_ns": [duration for duration, _ in polls],
         "apply_ns": [duration for duration, _ in applies],
         "per_update": [messages for _, messages in applies],
         "frames": frames,
-        "latencies": sorted(shown[key] - commits[key] for key in commits),
+        "latencies": stage(shown, commits),
+        "visible": stage(visible, commits),
+        "stages": {
+            "commit -> feed thread wakes": stage(woke_at, commits),
+            "wake -> read done": stage(read_at, woke_at),
+            "read -> applied (queue + apply)": stage(applied_at, read_at),
+            "applied -> end of the next frame": stage(shown, applied_at),
+            "that frame -> the frame drawing the row": stage(visible, shown),
+        },
     }
 
 
@@ -283,7 +342,10 @@ def real_process(workspace: Path, last_index: int) -> dict[str, Any]:
 # -- the parent: build, run the roles, print ------------------------------------------------
 
 
-def run_role(*args: str) -> dict[str, Any]:
+def run_role(*args: str, tree: Path = ROOT) -> dict[str, Any]:
+    """One role in a fresh process importing the app from `tree` (this checkout unless an A/B
+    run names another)."""
+    path = os.pathsep.join(p for p in (str(tree), os.environ.get("PYTHONPATH", "")) if p)
     done = subprocess.run(
         [sys.executable, __file__, "--role", *args],
         cwd=ROOT,
@@ -291,11 +353,14 @@ def run_role(*args: str) -> dict[str, Any]:
         text=True,
         timeout=600,
         check=False,
+        env={**os.environ, "PYTHONPATH": path},
     )
     for line in done.stdout.splitlines():
         if line.startswith(RESULT):
             return json.loads(line[len(RESULT) :])
-    raise SystemExit(f"role {args[0]} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+    raise SystemExit(
+        f"role {args[0]} ({tree}) failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
+    )
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -319,10 +384,74 @@ def spread(values_ns: list[int]) -> list[str]:
     return [ms(statistics.median(seconds)), ms(percentile(seconds, 0.95)), ms(max(seconds))]
 
 
+def pooled(runs: list[dict[str, Any]], key: str) -> list[int]:
+    return [value for run in runs for value in run[key]]
+
+
+def compare(base: Path, sizes: tuple[int, ...], count: int, pace: float, rounds: int) -> int:
+    """Live updates only, this checkout (B) against `base` (A), alternating A, B, B, A, ... on
+    copies of the same stores, so both meet the same machine load."""
+    results: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    load_before = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory(prefix="bench-app-ab-") as folder:
+        stores: dict[int, Path] = {}
+        for size in sizes:
+            stores[size] = Path(folder) / f"store-{size}"
+            stores[size].mkdir()
+            build_store(stores[size], size).close()
+        for turn in range(rounds):
+            order = [("A", base), ("B", ROOT)]
+            for label, tree in order if turn % 2 == 0 else order[::-1]:
+                for size in sizes:
+                    copy = Path(folder) / f"live-{label}-{size}"
+                    shutil.copytree(stores[size], copy)
+                    result = run_role("live", str(copy), str(count), str(pace), tree=tree)
+                    results.setdefault((label, size), []).append(result)
+                    shutil.rmtree(copy)
+    print("## Commit to screen, A/B\n")
+    print(
+        f"A = {base}, B = {ROOT}; {rounds} rounds alternating, {count} messages appended at "
+        f"{pace:g}/s per run; {os.cpu_count()} CPUs, 1-minute load {load_before:.1f} before, "
+        f"{os.getloadavg()[0]:.1f} after. Per message, all runs of a cell pooled.\n"
+    )
+    rows = []
+    for size in sizes:
+        for label in ("A", "B"):
+            runs = results[(label, size)]
+            history = f"{runs[0]['history']:,}"
+            rows.append(
+                [label, history, "commit -> its row drawn", *spread(pooled(runs, "visible"))]
+            )
+            rows.append(
+                [label, history, "commit -> frame after apply", *spread(pooled(runs, "latencies"))]
+            )
+            for name in runs[0]["stages"]:
+                values = [v for r in runs for v in r["stages"][name]]
+                rows.append([label, history, f"  {name}", *spread(values)])
+            rows.append(
+                [label, history, "  frame after an update", *spread(pooled(runs, "frames"))]
+            )
+            rows.append(
+                [label, history, "  apply (on_session_grew)", *spread(pooled(runs, "apply_ns"))]
+            )
+            per_run = " · ".join(ms(statistics.median(r["visible"]) / 1e9) for r in runs)
+            rows.append([label, history, "median per run (commit -> row drawn)", per_run, "", ""])
+    print(table(["tree", "session", "per message", "median", "p95", "max"], rows))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes, shorter timings")
     parser.add_argument("--role", nargs="+", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--against",
+        type=Path,
+        metavar="TREE",
+        help="live updates only, A/B: this checkout against another source tree (e.g. an "
+        "export of main), the two alternating on the same stores",
+    )
+    parser.add_argument("--rounds", type=int, default=2, help="A/B rounds (with --against)")
     args = parser.parse_args(argv)
     if args.role:
         name, *rest = args.role
@@ -340,6 +469,8 @@ def main(argv: list[str] | None = None) -> int:
     small = 1_000
     live_count, pace = (300, 200.0) if quick else (2_000, 200.0)
     repeats = 1 if quick else 3
+    if args.against is not None:
+        return compare(args.against.resolve(), (small, large), live_count, pace, args.rounds)
 
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="bench-app-") as folder:
@@ -424,6 +555,8 @@ def main(argv: list[str] | None = None) -> int:
             [f"{r['history']:,}", "UI thread: apply (on_session_grew)", *spread(r["apply_ns"])],
             [f"{r['history']:,}", "UI thread: the frame after it", *spread(r["frames"])],
             [f"{r['history']:,}", "commit -> end of that frame", *spread(r["latencies"])],
+            [f"{r['history']:,}", "commit -> its row drawn (on screen)", *spread(r["visible"])],
+            *[[f"{r['history']:,}", f"  {name}", *spread(v)] for name, v in r["stages"].items()],
             [
                 f"{r['history']:,}",
                 "messages per update (median · mean · max)",
