@@ -132,6 +132,13 @@ class MetisInspector(App[int]):
         loaded: str | None = None
         listed_at, relist = 0.0, False
         backoff = 0.25
+
+        def list_sessions() -> None:
+            nonlocal relist, listed_at
+            self.rows = source.sessions()
+            self.post_message(SessionsListed(self.rows))
+            relist, listed_at = False, time.monotonic()
+
         while not worker.is_cancelled and not self._stopping:
             self._wake.clear()
             try:
@@ -139,10 +146,9 @@ class MetisInspector(App[int]):
                     source.open()
                     connected, backoff, loaded = True, 0.25, None
                     relist, listed_at = True, 0.0
-                if relist and time.monotonic() - listed_at >= LIST_REFRESH_S:
-                    self.rows = source.sessions()
-                    self.post_message(SessionsListed(self.rows))
-                    relist, listed_at = False, time.monotonic()
+                due = relist and time.monotonic() - listed_at >= LIST_REFRESH_S
+                if due and loaded is None:  # nothing shown yet: the list picks the session
+                    list_sessions()
                 wanted = self._wanted or _first_readable(self.rows)
                 if wanted is not None and (wanted != loaded or self._reload.is_set()):
                     self._reload.clear()
@@ -172,6 +178,10 @@ class MetisInspector(App[int]):
                                 change.agent,
                             )
                         )
+                # After the poll: a commit that is waiting is read and posted before the list
+                # (every session planned) is refreshed.
+                if relist and time.monotonic() - listed_at >= LIST_REFRESH_S:
+                    list_sessions()
                 if troubled:
                     # "Back" is said once a full round has worked, not on opening (a transcript
                     # opens even while reading it fails), and from this thread's own record of

@@ -63,6 +63,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SCHEMA_VERSION",
+    "PlanHistories",
     "SessionInfo",
     "SessionStore",
     "SessionView",
@@ -90,6 +91,32 @@ def _compactions(conn: sqlite3.Connection, session_id: str) -> list[StoredCompac
         (session_id,),
     ).fetchall()
     return [stored_compaction(row) for row in rows]
+
+
+class PlanHistories:
+    """The light histories SessionStore.plan reads (store_sql.read_plan_history), kept between
+    calls: appends only add rows at the end, so a session at the same revision (no compaction or
+    undo since) and the same stable prefix reads just the rows appended since. Not thread-safe:
+    one per reading thread."""
+
+    def __init__(self) -> None:
+        self._kept: dict[str, tuple[tuple[int, int], History]] = {}
+
+    def read(self, conn: sqlite3.Connection, info: SessionInfo) -> History:
+        # A prefix declared before its messages arrived counts only what exists (read_snapshot).
+        key = (info.revision, min(info.stable_prefix_end, info.message_count))
+        entry = self._kept.get(info.session_id)
+        known = None
+        if entry is not None and entry[0] == key and len(entry[1]) <= info.message_count:
+            known = entry[1]
+        history = store_sql.read_plan_history(conn, info, known)
+        self._kept[info.session_id] = (key, history)
+        return history
+
+    def retain(self, session_ids: set[str]) -> None:
+        """Forget the sessions no longer listed."""
+        for session_id in self._kept.keys() - session_ids:
+            del self._kept[session_id]
 
 
 class SessionStore:
@@ -252,10 +279,18 @@ class SessionStore:
         with self._read() as conn:
             return store_sql.read_snapshot(conn, self._session(conn, session_id))
 
-    def plan(self, session_id: str, config: CompactionConfig | None = None) -> TurnPlan:
+    def plan(
+        self,
+        session_id: str,
+        config: CompactionConfig | None = None,
+        *,
+        kept: PlanHistories | None = None,
+    ) -> TurnPlan:
         """What the trigger would do for this session now: `plan_turn` over its active history,
         the same call the manager and the dashboard make (a cheaper shortcut once drifted).
-        `config`: other knobs than the stored ones (the workspace's config.yaml on top)."""
+        `config`: other knobs than the stored ones (the workspace's config.yaml on top).
+        `kept`: histories from earlier calls (a list refreshed every second), so a session that
+        only grew reads just its new rows."""
         with self._read() as conn:
             info = self._session(conn, session_id)
             if reads_tool_output(info.config.compaction_strategy):
@@ -263,8 +298,10 @@ class SessionStore:
                 history = History(
                     snap.messages, stable_prefix_end=snap.stable_prefix_end, tokens=snap.tokens
                 )
-            else:  # no body decoded: the list plans every session on each refresh
+            elif kept is None:  # no body decoded: the list plans every session on each refresh
                 history = store_sql.read_plan_history(conn, info)
+            else:
+                history = kept.read(conn, info)
         return plan_turn(history, config or info.config, info.spent_usd)
 
     def view(self, session_id: str) -> SessionView:

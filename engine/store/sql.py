@@ -115,20 +115,25 @@ def read_snapshot(
 _NO_IDS = "[]"
 
 
-def read_plan_history(conn: sqlite3.Connection, info: SessionInfo) -> History:
+def read_plan_history(
+    conn: sqlite3.Connection, info: SessionInfo, known: History | None = None
+) -> History:
     """The active history as plan_turn reads it, from the light columns alone (no body decoded):
     each message stands in as a shell with its id, role, synthetic flag and tool_use ids (what
     the floor and the tool-cycle boundary read), beside its stored token count. Enough for the
     strategies that do not read tool output (strategies.reads_tool_output); the session list
-    plans every session on each refresh, so this is what keeps it cheap."""
+    plans every session on each refresh, so this is what keeps it cheap. `known`: this session's
+    plan history from an earlier read that is still its start (the caller checks the revision):
+    only the rows past it are read, and appended to it (O(new rows), not O(history))."""
     sid = info.session_id
+    start = len(known) if known is not None else 0
     rows = conn.execute(
         "SELECT seq, tokens, role, tool_use_ids, synthetic, message_id, position FROM messages "
-        "WHERE session_id = ? AND position IS NOT NULL ORDER BY position",
-        (sid,),
+        "WHERE session_id = ? AND position >= ? ORDER BY position",
+        (sid, start),
     ).fetchall()
     shells, tokens = [], []
-    for index, (seq, count, role, uses, synthetic, message_id, position) in enumerate(rows):
+    for index, (seq, count, role, uses, synthetic, message_id, position) in enumerate(rows, start):
         if position != index:
             raise StoreError(
                 f"session {sid!r}: message seq {seq} has position {position} where {index} "
@@ -141,6 +146,10 @@ def read_plan_history(conn: sqlite3.Connection, info: SessionInfo) -> History:
             raise StoreError(
                 f"session {sid!r}: message seq {seq}: unreadable columns ({error})"
             ) from None
+    if known is not None:  # every row read and checked first: a bad row leaves `known` as it was
+        for shell, count in zip(shells, tokens, strict=True):
+            known.append(shell, count)
+        return known
     prefix_end = min(info.stable_prefix_end, len(rows))
     return History(shells, stable_prefix_end=prefix_end, tokens=tokens)
 

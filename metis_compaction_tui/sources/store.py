@@ -39,7 +39,7 @@ from metis_compaction_tui.sources.session_data import (
 
 if TYPE_CHECKING:
     from engine import AsyncCompactionCache
-    from engine.store import SessionStore
+    from engine.store import PlanHistories, SessionStore
     from engine.store.tail import CommitWaiter
 
 
@@ -73,6 +73,7 @@ class StoreSource:
         self._feed_identity: tuple[int, int] | None = None
         self._tailer: Any = None
         self._waiter: CommitWaiter | None = None
+        self._plan_histories: PlanHistories | None = None
         self._lock = threading.Lock()
         self._settings: tuple[object, ResolvedConfig] | None = None
 
@@ -132,6 +133,7 @@ class StoreSource:
         return self._feed_store
 
     def open(self) -> None:
+        from engine.store import PlanHistories
         from engine.store.tail import StoreTailer
 
         self.close()
@@ -140,6 +142,7 @@ class StoreSource:
             raise SourceUnavailable(f"no session store at {self.db_path} (is metis dev running?)")
         self._feed_store = self._open_store()
         self._feed_identity = identity
+        self._plan_histories = PlanHistories()  # another file: nothing kept from the last one
         try:
             self._tailer = StoreTailer(self.workspace, poll_interval_s=self.poll_interval_s)
             self._tailer.read_now()  # the cursor starts at the end: load() reads the rest
@@ -169,15 +172,21 @@ class StoreSource:
             raise SourceUnavailable(str(error) or type(error).__name__) from None
 
     def sessions(self) -> list[SessionRow]:
-        return self._guarded(
-            lambda: [self._session_row(info) for info in self._feed().list_sessions()]
-        )
+        return self._guarded(self._sessions)
+
+    def _sessions(self) -> list[SessionRow]:
+        infos = self._feed().list_sessions()
+        if self._plan_histories is not None:
+            self._plan_histories.retain({info.session_id for info in infos})
+        return [self._session_row(info) for info in infos]
 
     def _session_row(self, info: Any) -> SessionRow:
         """The engine's plan for the session (SessionStore.plan -> plan_turn): the list and the
         dashboard ask the same function, so they agree on the trigger."""
         config, count = self._applied(info.config), info.message_count
-        decision = self._feed().plan(info.session_id, config).decision
+        # A session that only grew since the last listing reads just its new rows.
+        plan = self._feed().plan(info.session_id, config, kept=self._plan_histories)
+        decision = plan.decision
         pending = decision.pending_history_tokens
         return SessionRow(
             info.session_id,

@@ -1,22 +1,27 @@
 """The path a live append takes to the screen (issue 20, commit-to-screen): the message list
 scrolls a new row in at once, draws again only the rows an append changed, and forgets rows a
-recording rewrote; the bars are drawn one span per run of cells."""
+recording rewrote; the bars are drawn one span per run of cells; the feed reads a waiting commit
+before it refreshes the session list."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+import pytest
 from rich.style import Style
 from rich.text import Text
 from textual.app import App, ComposeResult
 
 import metis_compaction_tui
+import metis_compaction_tui.app as app_module
 from engine import Message
+from engine.store import SessionStore
 from metis_compaction_tui.sources.session_data import Zone, ZoneRange
 from metis_compaction_tui.widgets.fit import append_cells
 from metis_compaction_tui.widgets.message_list import MessageList
-from tests.app.app_helpers import assistant_text, user_text
+from tests.app.app_helpers import assistant_text, loaded, make_app, user_text, wait_until
 
 SIZE = (70, 12)
 APP_CSS = Path(metis_compaction_tui.__file__).parent / "app.tcss"
@@ -169,3 +174,34 @@ def _console():  # type: ignore[no-untyped-def]
     from rich.console import Console
 
     return Console()
+
+
+async def test_the_feed_reads_a_waiting_commit_before_it_refreshes_the_session_list(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Refreshing the list plans every session; done before the poll it held a commit that was
+    already waiting for as long (about 50 ms a refresh on 10,000 messages, once a second)."""
+    monkeypatch.setattr(app_module, "LIST_REFRESH_S", 0.0)  # a refresh on every round
+    app = make_app(workspace)
+    calls: list[str] = []
+    source = app.source
+    for name in ("sessions", "poll", "wait"):
+        method = getattr(source, name)
+
+        def logged(*args: object, _method: Any = method, _name: str = name) -> Any:
+            calls.append(_name)
+            return _method(*args)
+
+        setattr(source, name, logged)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await loaded(pilot, app, "ledger")
+        calls.clear()
+        with SessionStore.open(workspace) as store:
+            for turn in range(3):
+                store.append_message("ledger", user_text(f"live-u{turn}", "more"), 5)
+                store.append_message("ledger", assistant_text(f"live-a{turn}", "done"), 5)
+                count = store.session_info("ledger").message_count
+                await wait_until(pilot, lambda c=count: app.data.message_count == c)  # type: ignore[union-attr]
+        await wait_until(pilot, lambda: calls.count("sessions") >= 3, what="list refreshes")
+    refreshes = [i for i, name in enumerate(calls) if name == "sessions"]
+    assert all(calls[i - 1] == "poll" for i in refreshes if i > 0), calls

@@ -519,3 +519,49 @@ async def test_the_light_plan_follows_compactions_and_tool_cycles(store: Session
     fill(store, [user("u-t"), tool_call("a-t", "call-9"), tool_result("r-t", "call-9")])
     fill(store, [assistant("a-end")])
     assert store.plan(SID) == _full_plan(store, SID)
+
+
+async def test_kept_plan_histories_read_only_new_rows_and_agree_with_a_full_read(
+    store: SessionStore,
+) -> None:
+    """The session list refreshes every second: with PlanHistories a session that only grew
+    reads the rows appended since (its kept History is extended, not read again); a compaction
+    or an undo (a new revision) reads it whole; every plan equals the one from every body."""
+    from engine.store import PlanHistories
+
+    kept = PlanHistories()
+    fill(store, chat(6, size=300))
+    assert store.plan(SID, kept=kept) == _full_plan(store, SID)
+    first = kept._kept[SID][1]
+    assert len(first) == 12
+    fill(store, [user("u-more"), assistant("a-more")])
+    assert store.plan(SID, kept=kept) == _full_plan(store, SID)
+    assert kept._kept[SID][1] is first and len(first) == 14, "extended, not read again"
+    manager = store.manager(SID, summarizer=RecordingSummarizer(), cache=None)
+    manager.commit(await manager.prepare())
+    assert store.plan(SID, kept=kept) == _full_plan(store, SID)
+    compacted = kept._kept[SID][1]
+    assert compacted is not first, "a compaction renumbers positions: read again"
+    fill(store, [user("u-t"), tool_call("a-t", "call-9"), tool_result("r-t", "call-9")])
+    assert store.plan(SID, kept=kept) == _full_plan(store, SID)
+    assert kept._kept[SID][1] is compacted
+    store.undo_latest_compaction(SID)
+    assert store.plan(SID, kept=kept) == _full_plan(store, SID)
+    assert kept._kept[SID][1] is not compacted
+    kept.retain(set())
+    assert not kept._kept
+
+
+def test_a_kept_plan_history_follows_a_stable_prefix_declared_ahead(tmp_path: Path) -> None:
+    """A prefix declared before its messages arrived counts only what exists: as messages
+    arrive the prefix grows, so the kept history is read again rather than extended."""
+    from engine.store import PlanHistories
+
+    with SessionStore.open(tmp_path, create=True) as store:
+        store.create_session(SID, config=SMALL, stable_prefix_end=4)
+        kept = PlanHistories()
+        fill(store, chat(1, size=50))
+        assert store.plan(SID, kept=kept) == _full_plan(store, SID)
+        fill(store, chat(3, size=50, prefix="n"))
+        assert store.plan(SID, kept=kept) == _full_plan(store, SID)
+        assert kept._kept[SID][1].stable_prefix_end == 4
