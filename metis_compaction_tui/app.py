@@ -264,7 +264,8 @@ class MetisInspector(App[int]):
         if added or events or message.spent_usd is not None or message.agent is not None:
             try:
                 rewritten = message.rewrite_from if added else None
-                self.query_one(Dashboard).grew(added, events, rewritten)
+                more = bool(events or message.spent_usd is not None or message.agent is not None)
+                self.query_one(Dashboard).grew(added, events, rewritten, panels_now=more)
                 self._update_status()
             except NoMatches:  # the app is closing (see on_session_loaded)
                 return

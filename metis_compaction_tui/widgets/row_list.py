@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
@@ -73,6 +74,7 @@ class RowList(ScrollView, can_focus=True):
         super().__init__(name=name, id=id)
         self.set_reactive(RowList.follow, follow)
         self._strips: LRUCache[tuple[int, bool, bool, int, object], Strip] = LRUCache(maxsize=512)
+        self._base_style: Style | None = None  # self.rich_style, kept until the styles change
 
     # -- what subclasses provide ------------------------------------------------------------
 
@@ -115,6 +117,15 @@ class RowList(ScrollView, can_focus=True):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._strips.clear()  # a theme change recolours every row
+        self._base_style = None
+
+    def _row_base_style(self) -> Style:
+        """The widget's own style under each row. Textual works it out from every ancestor on
+        each call (tens of µs, once per new row on every append); it changes only with the
+        styles (theme, focus), which notify_style_update reports."""
+        if self._base_style is None:
+            self._base_style = self.rich_style
+        return self._base_style
 
     def _sync_size(self) -> None:
         self.virtual_size = Size(self.scrollable_content_region.width, self.row_count())
@@ -138,10 +149,10 @@ class RowList(ScrollView, can_focus=True):
             if y == 0:
                 style = self.get_component_rich_style("rowlist--empty")
                 strip = Strip([Segment(f" {self.empty_text}"[:width], style)])
-                return strip.extend_cell_length(width).apply_style(self.rich_style)
-            return Strip.blank(width, self.rich_style)
+                return strip.extend_cell_length(width).apply_style(self._row_base_style())
+            return Strip.blank(width, self._row_base_style())
         if index >= count:
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, self._row_base_style())
         selected = index == self.cursor
         key = (index, selected, self.has_focus, width, self.row_state(index))
         strip = self._strips.get(key)
@@ -154,7 +165,7 @@ class RowList(ScrollView, can_focus=True):
                 name = "rowlist--cursor" if self.has_focus else "rowlist--cursor-unfocused"
                 text.stylize(self.get_component_rich_style(name))
             segments = list(text.render(self.app.console))
-            strip = Strip(segments).apply_style(self.rich_style).adjust_cell_length(width)
+            strip = Strip(segments).apply_style(self._row_base_style()).adjust_cell_length(width)
             self._strips[key] = strip
         return strip
 
@@ -176,10 +187,12 @@ class RowList(ScrollView, can_focus=True):
 
     def on_focus(self) -> None:
         self._strips.clear()
+        self._base_style = None
         self.refresh()
 
     def on_blur(self) -> None:
         self._strips.clear()
+        self._base_style = None
         self.refresh()
 
     # -- movement ------------------------------------------------------------------------------
@@ -192,9 +205,21 @@ class RowList(ScrollView, can_focus=True):
             # draws one more frame before they show; tests/perf/bench_app.py).
             self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
         else:
-            # Not laid out yet, resized, or the scrollbar comes or goes: the end is known after
-            # the next layout.
+            # Not laid out yet, or resized: the end is known after the next layout (and when
+            # the list first needs a scrollbar, watch_show_vertical_scrollbar goes there).
             self.scroll_end(animate=False, x_axis=False)
+
+    def watch_show_vertical_scrollbar(self, shown: bool) -> None:
+        """The list just grew taller than the widget (a session loaded, or enough rows came).
+        Until now Textual refused to scroll it, so a scroll_end that ran before this layout did
+        nothing and the list stayed at its top: seen in bench_app.py, a session that opened at
+        row 0 of 1,004 with follow on. Go to the end now, and put the new scrollbar's thumb
+        where the list is."""
+        if not shown:
+            return
+        if self.follow:
+            self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
+        self.vertical_scrollbar.position = self.scroll_y
 
     def _move(self, to: int) -> None:
         count = self.row_count()

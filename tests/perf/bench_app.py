@@ -146,7 +146,7 @@ def role_live(workspace: Path, count: int, pace: float) -> dict[str, Any]:
 
     with _store(workspace) as store:
         last_index = store.session_info(SID).message_count - 1
-    _, first_frame = _instrument_first_frame(last_index)
+    marks, first_frame = _instrument_first_frame(last_index)
     now = time.monotonic_ns
     polls: list[tuple[int, int]] = []  # (ns, new messages) of each poll that found some
     applies: list[tuple[int, int]] = []  # (ns, messages) of each SessionGrew
@@ -231,7 +231,16 @@ def role_live(workspace: Path, count: int, pace: float) -> dict[str, Any]:
     async def run() -> dict[str, int]:
         app = MetisInspector(source)
         async with app.run_test(size=SIZE) as pilot:
-            await asyncio.wait_for(first_frame.wait(), 120)
+            try:
+                await asyncio.wait_for(first_frame.wait(), 60)
+            except TimeoutError:
+                rows = app.query_one("#messages", MessageList)
+                raise SystemExit(
+                    f"no first frame: marks {marks}, data "
+                    f"{app.data.message_count if app.data else None}, rows {rows.row_count()}, "
+                    f"scroll {rows.scroll_offset} of {rows.max_scroll_y}, size {rows.size}, "
+                    f"problem {app.problem}"
+                ) from None
             await asyncio.sleep(0.5)  # the first session list and tailer look are done
             polls.clear()
             applies.clear()
