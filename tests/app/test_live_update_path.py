@@ -6,6 +6,7 @@ during a burst, and always after its last append."""
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -271,3 +272,20 @@ async def test_panels_are_drawn_at_most_every_so_often_and_the_last_append_alway
         dashboard.grew(2, 0)  # within it: a timer draws this last append
         assert gauge.pending != data.pending_history_tokens
         await wait_until(pilot, lambda: gauge.pending == data.pending_history_tokens)
+
+
+async def test_a_loaded_session_is_frozen_out_of_the_gcs_full_passes(workspace: Path) -> None:
+    """A full pass of the cyclic GC walked every object of a loaded session mid-stream (82 ms
+    on 10,000 messages): after a load the heap is frozen; a reload collects and freezes again;
+    nothing stays frozen once the app has gone."""
+    gc.unfreeze()
+    app = make_app(workspace)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await loaded(pilot, app, "ledger")
+        await wait_until(pilot, lambda: gc.get_freeze_count() > 0, what="frozen")
+        first = app.data
+        gc.unfreeze()
+        app.action_reload()
+        await wait_until(pilot, lambda: app.data is not first, what="reloaded")
+        await wait_until(pilot, lambda: gc.get_freeze_count() > 0, what="frozen again")
+    assert gc.get_freeze_count() == 0
