@@ -15,7 +15,8 @@ import asyncio
 import logging
 import sqlite3
 import threading
-from collections.abc import AsyncIterator, Iterator
+import time
+from collections.abc import AsyncIterator, Generator
 from contextlib import suppress
 from pathlib import Path
 from typing import Any, Literal
@@ -44,10 +45,13 @@ BATCH_ROWS = 5_000  # rows per look; more are read on the very next look, withou
 RETRY_S = 0.05  # after a look that met another process's lock
 WATCH_DEBOUNCE_MS = 10  # watchfiles groups events for at most this long (its default is 1.6 s)
 # watchfiles looks for events every step and yields once a step brings nothing new, so an event
-# is reported 1 to 2 steps after it happens (1.5 on average): 5 ms costs 200 short wake-ups a
-# second while idle and keeps the notice under 10 ms (20 ms made it 30 ms, most of the app's
-# commit-to-screen time; tests/perf/bench_app.py).
+# is reported 1 to 2 steps after it happens (1.5 on average). The app's waiter (CommitWaiter) uses
+# the short step while commits come (the notice under 10 ms; 20 ms made it ~30 ms, most of the
+# app's commit-to-screen time, tests/perf/bench_app.py) and the long one once they stop (50 wake-ups
+# a second instead of 200 while nothing happens: the app's idle CPU about halves).
 WATCH_STEP_MS = 5
+IDLE_STEP_MS = 20
+BUSY_FOR_S = 2.0  # the short step for this long after a commit's event
 
 
 class StoreUpdate(msgspec.Struct, frozen=True):
@@ -300,44 +304,65 @@ class StoreTailer:
 class CommitWaiter:
     """The synchronous twin of the tailer's wake-up, for a caller that polls from its own thread:
     `wait` returns on a commit's file event (the same `watch_filter`), on `wake`, or after the
-    timeout. Only a hint: the reader confirms with PRAGMA data_version (StoreTailer.read_now)."""
+    timeout. Only a hint: the reader confirms with PRAGMA data_version (StoreTailer.read_now).
+    It says why it returned: "changed", "timeout", "woken", or "switched" (the step changed, see
+    IDLE_STEP_MS: the caller reads once more, since a commit made before the new watch began
+    would give it no event)."""
 
     def __init__(self, workspace: Path) -> None:
         self.folder = metis_dir(workspace)
-        self._watch: Iterator[set[Any]] | None = None
+        self._watch: Generator[set[Any], None, None] | None = None
+        self._step_ms = 0
+        self._event_at = float("-inf")  # monotonic time of the last commit's event
 
-    def wait(self, timeout_s: float, wake: threading.Event) -> None:
+    @property
+    def busy(self) -> bool:
+        return time.monotonic() - self._event_at < BUSY_FOR_S
+
+    def wait(self, timeout_s: float, wake: threading.Event) -> str:
         try:
             import watchfiles
         except ImportError:  # pragma: no cover - a dependency, but keep polling if absent
             wake.wait(timeout_s)
-            return
+            return "timeout"
+        step = WATCH_STEP_MS if self.busy else IDLE_STEP_MS
+        switched = self._watch is not None and step != self._step_ms
+        if switched:
+            self.reset()
         if self._watch is None:
             try:
-                self._watch = iter(
-                    watchfiles.watch(
-                        self.folder,
-                        watch_filter=watch_filter,
-                        stop_event=wake,
-                        yield_on_timeout=True,
-                        rust_timeout=max(50, int(timeout_s * 1000)),
-                        debounce=WATCH_DEBOUNCE_MS,
-                        step=WATCH_STEP_MS,
-                    )
+                self._watch = watchfiles.watch(
+                    self.folder,
+                    watch_filter=watch_filter,
+                    stop_event=wake,
+                    yield_on_timeout=True,
+                    rust_timeout=max(50, int(timeout_s * 1000)),
+                    debounce=WATCH_DEBOUNCE_MS,
+                    step=step,
                 )
+                self._step_ms = step
             except (OSError, RuntimeError):
                 self._watch = None
                 wake.wait(timeout_s)
-                return
+                return "timeout"
+            if switched:
+                return "switched"
         try:
-            next(self._watch)
+            changes = next(self._watch)
         except (StopIteration, OSError, RuntimeError):
             self._watch = None  # woken, or the folder went away: start again next time
             if not wake.is_set():
                 wake.wait(timeout_s)
+            return "woken" if wake.is_set() else "timeout"
+        if changes:
+            self._event_at = time.monotonic()
+            return "changed"
+        return "timeout"
 
     def reset(self) -> None:
-        self._watch = None
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            watch.close()  # ends the generator's watch (its OS watch) now, not at collection
 
 
 def _group(

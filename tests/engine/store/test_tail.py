@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import shutil
 import sqlite3
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,15 @@ import pytest
 import engine.store.tail as tail_module
 from engine import encode_message as encode
 from engine.layout import cache_path, metis_dir, store_path
-from engine.store.tail import StoreTailer, StoreUpdate, TailCursor, watch_filter
+from engine.store.tail import (
+    IDLE_STEP_MS,
+    WATCH_STEP_MS,
+    CommitWaiter,
+    StoreTailer,
+    StoreUpdate,
+    TailCursor,
+    watch_filter,
+)
 from tests.history_builders import (
     SID,
     SMALL_CONFIG,
@@ -266,3 +276,38 @@ def test_a_row_that_will_not_decode_is_a_problem_and_the_cursor_stays(tmp_path: 
     conn.commit()
     conn.close()
     assert appended(tailer.read_now()) == ["u0", "a1"] and tailer.problem is None
+
+
+# -- the app's commit waiter ----------------------------------------------------------------
+
+
+def test_the_commit_waiter_uses_the_short_step_while_commits_come(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A commit's event is reported 1 to 2 steps after it: the short step while commits come,
+    the long one (fewer idle wake-ups) once they stop. On a switch the waiter returns at once:
+    a commit made before the new watch began would give it no event, so the caller reads once
+    more."""
+    store = new_store(tmp_path)
+    fill(store, chat(1))
+    waiter = CommitWaiter(tmp_path)
+    wake = threading.Event()
+    assert not waiter.busy
+    assert waiter.wait(0.05, wake) == "timeout"
+    assert waiter._step_ms == IDLE_STEP_MS
+    writer = threading.Thread(target=lambda: (time.sleep(0.2), fill(store, chat(1, prefix="n"))))
+    writer.start()
+    try:
+        reasons = {waiter.wait(0.05, wake) for _ in range(200) if not waiter.busy}
+    finally:
+        writer.join()
+    assert "changed" in reasons and waiter.busy
+    assert waiter.wait(30.0, wake) == "switched", "back at once, not after the 30 s timeout"
+    assert waiter._step_ms == WATCH_STEP_MS
+    monkeypatch.setattr(tail_module, "BUSY_FOR_S", 0.0)
+    assert not waiter.busy
+    assert waiter.wait(30.0, wake) == "switched"
+    assert waiter._step_ms == IDLE_STEP_MS
+    wake.set()
+    assert waiter.wait(30.0, wake) == "woken"
+    waiter.reset()
