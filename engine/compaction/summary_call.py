@@ -113,11 +113,10 @@ def max_summary_tokens(manager: SessionManager, span: SpanPlan, instructions: st
 
 
 def cache_key(
-    manager: SessionManager, span: SpanPlan, instructions: str | None, max_tokens: int | None = None
+    manager: SessionManager, span: SpanPlan, instructions: str | None, max_tokens: int
 ) -> str:
+    """§5.1 key of the call with `max_tokens` (max_summary_tokens: the budget is in the key)."""
     history, config = manager.history, manager.config
-    if max_tokens is None:
-        max_tokens = max_summary_tokens(manager, span, instructions)
     with history.canonical_view(span.start, span.compaction_watermark) as span_bytes:
         return compute_cache_key(
             history.messages[span.start : span.compaction_watermark],
