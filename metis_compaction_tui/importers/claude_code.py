@@ -23,6 +23,7 @@ system and progress records too. Lines that cannot be read are skipped and noted
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import msgspec
 
@@ -83,11 +84,25 @@ class _Usage(msgspec.Struct, gc=False):
     cache_creation_input_tokens: int | None = None
 
 
+class _Block(msgspec.Struct, gc=False):
+    """One content block: only the fields we read (a thinking block's text and signature are
+    skipped unparsed). Values are untyped here and checked where they are read (_blocks)."""
+
+    type: Any = None
+    text: Any = None
+    id: Any = None
+    name: Any = None
+    input: Any = None
+    tool_use_id: Any = None
+    content: Any = None
+    is_error: Any = None
+
+
 class _ApiMessage(msgspec.Struct, gc=False):
     id: str | None = None
-    # A string or a list of block objects, decoded only when the record joins the active chain:
-    # abandoned branches are never decoded, and raw bytes are cheap to keep for a rebuild.
-    content: msgspec.Raw = msgspec.Raw(b"null")
+    # Decoded with the record, in the same pass over the line: a content of another shape (an
+    # object, a list with a non-object in it) is read by `_lenient` instead.
+    content: str | list[_Block] | None = None
     usage: _Usage | None = None
 
 
@@ -127,6 +142,21 @@ class _Record(msgspec.Struct, rename="camel", gc=False):
 _decoder = msgspec.json.Decoder(_Record)
 
 
+def _lenient(raw: bytes) -> _Record:
+    """A record whose content has a shape the typed decoder refused: its other fields are read
+    as usual (a ValidationError still means the record is bad), and of its content only a string
+    or the list's objects are kept (nothing else is a block)."""
+    value = msgspec.json.decode(raw)
+    message = value.get("message") if isinstance(value, dict) else None
+    if isinstance(message, dict):
+        content = message.get("content")
+        if isinstance(content, list):
+            message["content"] = [item for item in content if isinstance(item, dict)]
+        elif not isinstance(content, str):
+            message["content"] = None
+    return msgspec.convert(value, _Record)
+
+
 class _Node(msgspec.Struct, gc=False):
     """One record of the tree; untracked by the GC (it holds strings and a record, no cycles):
     a 100 MB log has 130,000 of them."""
@@ -136,16 +166,16 @@ class _Node(msgspec.Struct, gc=False):
     parent: str | None  # as written (or the logical parent across a boundary)
     prev: str | None  # the node before it in the file: where a dangling parent goes on from
 
-    @property
-    def content(self) -> bytes:
+    def _has_block(self, kind: str) -> bool:
         message = self.record.message
-        return bytes(message.content) if message is not None else b""
+        content = message.content if message is not None else None
+        return isinstance(content, list) and any(block.type == kind for block in content)
 
     def is_tool_call(self) -> bool:
-        return self.record.type == "assistant" and b'"tool_use"' in self.content
+        return self.record.type == "assistant" and self._has_block("tool_use")
 
     def is_tool_result(self) -> bool:
-        return self.record.type == "user" and b'"tool_result"' in self.content
+        return self.record.type == "user" and self._has_block("tool_result")
 
 
 def _result_text(content: object) -> str:
@@ -206,7 +236,10 @@ class ClaudeCodeImporter(LogImporter):
     def _index(self, line_number: int, raw: bytes) -> str | None:
         """Record one line; returns its uuid if it is a user/assistant node (a leaf candidate)."""
         try:
-            record = _decoder.decode(raw)
+            try:
+                record = _decoder.decode(raw)
+            except msgspec.ValidationError:
+                record = _lenient(raw)  # an odd content shape; raises again for other fields
         except msgspec.DecodeError:  # ValidationError too: noted by the shared rule
             decode_line(_decoder, raw, line_number, self.skipped_lines)
             self.skipped["invalid"] += 1
@@ -214,8 +247,6 @@ class ClaudeCodeImporter(LogImporter):
         if record.is_sidechain:
             self.skipped["sidechain"] += 1  # sub-agent turns, not the main conversation
             return None
-        if record.message is not None:
-            record.message.content = record.message.content.copy()  # keep the content, not the line
         kind = record.type
         if kind not in MESSAGE_TYPES:
             if kind == "system":
@@ -465,7 +496,7 @@ class ClaudeCodeImporter(LogImporter):
         index: int | None = None
         if message is not None:
             add = builder.add
-            for block in self._blocks(role, msgspec.json.decode(message.content)):
+            for block in self._blocks(role, message.content):
                 index = add(role, block, msg_id=uuid, ts=ts, synthetic=synthetic)
         if message is not None and message.usage is not None and role is Role.ASSISTANT:
             usage = message.usage
@@ -481,40 +512,36 @@ class ClaudeCodeImporter(LogImporter):
             )
             builder.record_usage(message.id or uuid, recorded)
 
-    def _blocks(self, role: Role, content: object) -> list[ContentBlock]:
+    def _blocks(self, role: Role, content: str | list[_Block] | None) -> list[ContentBlock]:
         if isinstance(content, str):
             return [TextContentBlock(content)] if content else []
-        if not isinstance(content, list):
+        if content is None:
             return []
         blocks: list[ContentBlock] = []
         for item in content:
-            if not isinstance(item, dict):
-                continue
-            kind = item.get("type")
+            kind = item.type
             if kind == "text":
-                text = item.get("text")
+                text = item.text
                 if isinstance(text, str) and text:
                     blocks.append(TextContentBlock(text))
             elif kind in ("thinking", "redacted_thinking"):
                 self.builder.skipped["thinking"] += 1  # never shown
             elif kind == "tool_use" and role is Role.ASSISTANT:
-                raw_input = item.get("input")
+                raw_input = item.input
                 tool_input = raw_input if isinstance(raw_input, dict) else {"value": raw_input}
-                blocks.append(
-                    ToolUseContentBlock(str(item.get("id")), str(item.get("name")), tool_input)
-                )
+                blocks.append(ToolUseContentBlock(str(item.id), str(item.name), tool_input))
             elif kind == "tool_result" and role is Role.USER:
                 blocks.append(
                     ToolResultContentBlock(
-                        tool_use_id=str(item.get("tool_use_id")),
-                        content=_result_text(item.get("content")),
-                        is_error=item.get("is_error") is True,
+                        tool_use_id=str(item.tool_use_id),
+                        content=_result_text(item.content),
+                        is_error=item.is_error is True,
                     )
                 )
             elif kind == "server_tool_use":
                 # Run by the API, answered inside the same assistant message: not a client call.
-                encoded = msgspec.json.encode(item.get("input")).decode()
-                blocks.append(TextContentBlock(f"[{item.get('name')}] {encoded}"))
+                encoded = msgspec.json.encode(item.input).decode()
+                blocks.append(TextContentBlock(f"[{item.name}] {encoded}"))
             else:
                 blocks.append(TextContentBlock(f"[{kind}]"))  # image, document, search results
         return blocks

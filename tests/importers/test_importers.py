@@ -189,6 +189,65 @@ def test_image_in_user_content_becomes_a_placeholder(tmp_path: Path) -> None:
     assert texts(transcript.messages[-1]) == ["Now one about stones.", "[image]"]
 
 
+def _cc_line(uuid: str, parent: str | None, kind: str, content: object, **extra: object) -> str:
+    message = {"role": kind, "content": content, **extra}
+    record = {"type": kind, "uuid": uuid, "parentUuid": parent, "message": message}
+    return msgspec.json.encode(record).decode()
+
+
+def test_odd_content_shapes_keep_the_record_and_its_objects(tmp_path: Path) -> None:
+    # A content the typed decoder refuses (an object, a list holding a non-object, a number) is
+    # read leniently: the record stays on the chain, and only a list's objects become blocks.
+    rows = [
+        _cc_line("u1", None, "user", ["loose string", 7, {"type": "text", "text": "hello"}]),
+        _cc_line("a1", "u1", "assistant", {"type": "text", "text": "an object, not a list"}),
+        _cc_line("u2", "a1", "user", 42),
+        _cc_line("a2", "u2", "assistant", [{"type": "text", "text": 5}, {"type": 3}]),
+        _cc_line("u3", "a2", "user", "last"),
+    ]
+    path = tmp_path / "odd.jsonl"
+    path.write_text("\n".join(rows) + "\n")
+    transcript = load_transcript(path)
+    assert transcript.skipped_lines == []
+    assert ids(transcript.messages) == ["u1", "a2", "u3"]  # a1 and u2 carry no block
+    assert texts(transcript.messages[0]) == ["hello"]
+    assert texts(transcript.messages[1]) == ["[3]"]  # a block of an unknown type: named
+    assert texts(transcript.messages[2]) == ["last"]
+    validate_history(transcript.messages)
+
+
+def test_a_bad_field_beside_the_content_still_skips_the_record(tmp_path: Path) -> None:
+    rows = [
+        _cc_line("u1", None, "user", "first"),
+        _cc_line("a1", "u1", "assistant", {"odd": True}, id=12),  # an id must be a string
+        _cc_line("u2", "u1", "user", "second"),
+    ]
+    path = tmp_path / "badfield.jsonl"
+    path.write_text("\n".join(rows) + "\n")
+    transcript = load_transcript(path)
+    assert [n for n, _ in transcript.skipped_lines] == [2]
+    assert transcript.skipped_lines[0][1].startswith("unexpected record shape")
+
+
+def test_a_text_reading_tool_use_is_not_a_parallel_call(tmp_path: Path) -> None:
+    # Two answers under one parent, neither with an API id: siblings only when both call a tool.
+    # One's text is the word tool_use (its JSON holds "tool_use", which a byte search took for a
+    # call), so it is a regenerated answer, not a call.
+    call = {"type": "tool_use", "id": "t1", "name": "Read", "input": {"p": "x"}}
+    result = {"type": "tool_result", "tool_use_id": "t1", "content": "ok"}
+    rows = [
+        _cc_line("u1", None, "user", "go"),
+        _cc_line("a1", "u1", "assistant", [{"type": "text", "text": "tool_use"}]),
+        _cc_line("a2", "u1", "assistant", [call]),
+        _cc_line("r2", "a2", "user", [result]),
+    ]
+    path = tmp_path / "quoted.jsonl"
+    path.write_text("\n".join(rows) + "\n")
+    transcript = load_transcript(path)
+    assert ids(transcript.messages) == ["u1", "a2", "r2"]
+    assert transcript.skipped.get("inactive_branch") == 1
+
+
 # --- Codex ----------------------------------------------------------------------------------
 
 
