@@ -23,6 +23,7 @@ system and progress records too. Lines that cannot be read are skipped and noted
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 import msgspec
@@ -135,11 +136,18 @@ class _Record(msgspec.Struct, rename="camel", gc=False):
     subtype: str | None = None
     compact_metadata: _CompactMetadata | None = None
     timestamp: str | None = None
-    session_id: str | None = None
     message: _ApiMessage | None = None
 
 
+class _FirstRecord(_Record, rename="camel", gc=False):
+    """A record read while the session id is not known yet: every record repeats it, and
+    reading it once saves a string per record (130,000 in a 100 MB log)."""
+
+    session_id: str | None = None
+
+
 _decoder = msgspec.json.Decoder(_Record)
+_first_decoder = msgspec.json.Decoder(_FirstRecord)
 
 
 def _lenient(raw: bytes) -> _Record:
@@ -154,7 +162,7 @@ def _lenient(raw: bytes) -> _Record:
             message["content"] = [item for item in content if isinstance(item, dict)]
         elif not isinstance(content, str):
             message["content"] = None
-    return msgspec.convert(value, _Record)
+    return msgspec.convert(value, _FirstRecord)
 
 
 class _Node(msgspec.Struct, gc=False):
@@ -235,13 +243,14 @@ class ClaudeCodeImporter(LogImporter):
 
     def _index(self, line_number: int, raw: bytes) -> str | None:
         """Record one line; returns its uuid if it is a user/assistant node (a leaf candidate)."""
+        decoder = _first_decoder if self.session_id is None else _decoder
         try:
             try:
-                record = _decoder.decode(raw)
+                record = decoder.decode(raw)
             except msgspec.ValidationError:
                 record = _lenient(raw)  # an odd content shape; raises again for other fields
         except msgspec.DecodeError:  # ValidationError too: noted by the shared rule
-            decode_line(_decoder, raw, line_number, self.skipped_lines)
+            decode_line(decoder, raw, line_number, self.skipped_lines)
             self.skipped["invalid"] += 1
             return None
         if record.is_sidechain:
@@ -257,7 +266,7 @@ class ClaudeCodeImporter(LogImporter):
                 if kind not in KNOWN_TYPES:
                     reason = f"unknown record type {kind!r}" if kind else "record without a type"
                     self.skipped_lines.append((line_number, reason))
-        if record.session_id and self.session_id is None:
+        if type(record) is _FirstRecord and record.session_id:
             self.session_id = record.session_id
         uuid = record.uuid
         if uuid is None:
@@ -270,7 +279,11 @@ class ClaudeCodeImporter(LogImporter):
         parent = record.parent_uuid or record.logical_parent_uuid
         if record.parent_uuid:
             self._linked = True
-            self.children.setdefault(record.parent_uuid, []).append(uuid)
+            kin = self.children.get(record.parent_uuid)
+            if kin is None:
+                self.children[record.parent_uuid] = [uuid]
+            else:
+                kin.append(uuid)
         elif parent is None and not self._linked:
             parent = self._previous  # no links anywhere so far: file order is the only order
         self.nodes[uuid] = _Node(record, line_number, parent, self._previous)
@@ -344,11 +357,19 @@ class ClaudeCodeImporter(LogImporter):
     def _walk(self, leaf: str) -> list[str]:
         path: list[str] = []
         seen: set[str] = set()
+        nodes, relinked = self.nodes, self._relink.keys() | self._boundary_head.keys()
         current: str | None = leaf
-        while current is not None and current in self.nodes and current not in seen:
+        while current is not None and current not in seen:
+            node = nodes.get(current)
+            if node is None:
+                break
             seen.add(current)
             path.append(current)
-            current = self._parent_of(current)
+            if current in relinked:
+                current = self._parent_of(current)
+            else:  # _parent_of's last case, written out: a first read walks every record
+                parent = node.parent
+                current = parent if parent is None or parent in nodes else node.prev
         path.reverse()
         return path
 
@@ -431,8 +452,7 @@ class ClaudeCodeImporter(LogImporter):
         """Extend the imported chain to `leaf`, or rebuild it when `leaf` is on another branch."""
         if not self._chain:  # a first read: the chain is all of it, walked once
             self._relinked = False
-            for uuid in self._active(leaf):
-                self._append(uuid)
+            self._append(self._active(leaf))
             return
         path: list[str] = []
         seen: set[str] = set()
@@ -454,13 +474,11 @@ class ClaudeCodeImporter(LogImporter):
             )
         )
         if simple:  # the common case, O(new records): a plain append to the chain
-            for uuid in reversed(path):
-                self._append(uuid)
+            self._append(reversed(path))
             return
         want = self._active(leaf)
         if want[: len(self._chain)] == self._chain:
-            for uuid in want[len(self._chain) :]:
-                self._append(uuid)
+            self._append(want[len(self._chain) :])
             return
         self._rebuild(want)  # joins the chain further back (a rewind), or not at all
 
@@ -468,23 +486,25 @@ class ClaudeCodeImporter(LogImporter):
         self.builder = HistoryBuilder()
         self.generation += 1
         self._chain, self._chain_pos, self._chain_messages = [], {}, 0
-        for uuid in want:
-            self._append(uuid)
+        self._append(want)
 
-    def _append(self, uuid: str) -> None:
-        self._chain_pos[uuid] = len(self._chain)
-        self._chain.append(uuid)
-        node = self.nodes[uuid]
-        record = node.record
-        kind = record.type
-        if kind == "user" or kind == "assistant":
-            self._chain_messages += 1
-            self._apply(uuid, record)
-        elif kind == "system" and record.subtype == "compact_boundary":
-            meta = record.compact_metadata or _CompactMetadata()
-            self.builder.begin_compaction(
-                meta.trigger, meta.pre_tokens, node.line, meta.post_tokens, meta.duration_ms
-            )
+    def _append(self, uuids: Iterable[str]) -> None:
+        """Extend the imported chain with these records, in order."""
+        chain, chain_pos, nodes, apply = self._chain, self._chain_pos, self.nodes, self._apply
+        for uuid in uuids:
+            chain_pos[uuid] = len(chain)
+            chain.append(uuid)
+            node = nodes[uuid]
+            record = node.record
+            kind = record.type
+            if kind == "user" or kind == "assistant":
+                self._chain_messages += 1
+                apply(uuid, record)
+            elif kind == "system" and record.subtype == "compact_boundary":
+                meta = record.compact_metadata or _CompactMetadata()
+                self.builder.begin_compaction(
+                    meta.trigger, meta.pre_tokens, node.line, meta.post_tokens, meta.duration_ms
+                )
 
     def _apply(self, uuid: str, record: _Record) -> None:
         builder = self.builder
@@ -497,7 +517,7 @@ class ClaudeCodeImporter(LogImporter):
         if message is not None:
             add = builder.add
             for block in self._blocks(role, message.content):
-                index = add(role, block, msg_id=uuid, ts=ts, synthetic=synthetic)
+                index = add(role, block, uuid, ts, synthetic)
         if message is not None and message.usage is not None and role is Role.ASSISTANT:
             usage = message.usage
             if index is None:

@@ -199,7 +199,6 @@ class HistoryBuilder:
         self,
         role: Role,
         block: ContentBlock,
-        *,
         msg_id: str,
         ts: int | None = None,
         synthetic: bool = False,
@@ -216,7 +215,9 @@ class HistoryBuilder:
         index = len(drafts) - 1
         if index < self._stale_from or index < self.changed_from:
             self._touch(index)
-        if isinstance(block, ToolResultContentBlock):
+        if type(block) is TextContentBlock:  # most blocks: one check
+            draft.blocks.append(block)
+        elif isinstance(block, ToolResultContentBlock):
             self._add_result(draft, block)
         elif isinstance(block, ToolUseContentBlock):
             if block.id in draft.tool_ids:

@@ -232,20 +232,19 @@ def _split_lines(
     JSON object can only be missing its newline) and left for the next poll otherwise; before
     the end (`at_end` False: a chunk of a longer read) it is left for the next chunk.
     """
-    skip = 0
+    lines: list[tuple[int, bytes]] = []
+    position, line_number = 0, first_line
     if line_open and data[:1] == b"\n":
-        skip = 1  # the newline of a line we already took
+        position = 1  # the newline of a line we already took
     elif line_open and data[:2] == b"\r\n":
-        skip = 2
-    # One split in C, not a find and a slice per line: a first read of 100 MB has 130,000 lines.
-    pieces = (data[skip:] if skip else data).split(b"\n")
-    rest = pieces.pop()  # after the last newline: an unfinished line, or nothing
-    numbered = enumerate(pieces, first_line + 1)
-    if b"\r" in data:
-        lines = [(n, raw.rstrip(b"\r")) for n, raw in numbered if raw.strip()]
-    else:
-        lines = [(n, raw) for n, raw in numbered if raw.strip()]
-    position, line_number = len(data) - len(rest), first_line + len(pieces)
+        position = 2
+    while (end := data.find(b"\n", position)) >= 0:
+        line_number += 1
+        raw = data[position:end].rstrip(b"\r")
+        if raw.strip():
+            lines.append((line_number, raw))
+        position = end + 1
+    rest = data[position:]
     if not rest.strip():
         return lines, position, line_number, False, False
     if not at_end:
