@@ -117,13 +117,13 @@ class Projection:
 
     def feed(self, messages: Iterable[tuple[Message, int]]) -> None:
         # The history and the origins are changed in place by _before_turn, never replaced.
-        history, origin = self.history, self._origin
+        history, origin, append = self.history, self._origin, self.history.append
         for message, tokens in messages:
             if message.opens_turn and history.messages:
                 self._before_turn()
                 self._last_turn_start = self.count
                 self.turns += 1
-            history.append(message, tokens)
+            append(message, tokens)
             origin.append(self.count)
             self.count += 1
 

@@ -129,6 +129,7 @@ def timestamp_ms(value: object) -> int | None:
 
 
 _NO_IDS: frozenset[str] = frozenset()
+_NO_RESULTS: dict[str, ToolResultContentBlock] = {}
 
 
 class _Draft:
@@ -144,18 +145,23 @@ class _Draft:
         # Tuples and a shared empty set, not a list and a set per message: a 100 MB log holds
         # 100,000 drafts, and fewer containers the garbage collector tracks is a faster read.
         self.tool_ids: tuple[str, ...] = ()  # assistant: tool_use ids in order; user: owed
-        self.results: dict[str, ToolResultContentBlock] = {}
-        self.placeholders: set[str] | frozenset[str] = set(expected) if expected else _NO_IDS
+        # Only a user draft that owes results holds any (`_add_result` writes only where a
+        # placeholder was): the others share one empty dict that is never written.
+        self.results: dict[str, ToolResultContentBlock] = _NO_RESULTS
+        self.placeholders: set[str] | frozenset[str] = _NO_IDS
         self.synthetic = False
         self.ts = ts
-        if role is Role.USER:
+        if role is Role.USER and expected:
             self.tool_ids = expected
-            for tool_id in expected:
-                self.results[tool_id] = ToolResultContentBlock(tool_id, NO_RESULT, is_error=True)
+            self.placeholders = set(expected)
+            self.results = {
+                tool_id: ToolResultContentBlock(tool_id, NO_RESULT, is_error=True)
+                for tool_id in expected
+            }
 
     def materialize(self) -> Message:
         content: tuple[ContentBlock, ...]
-        if self.role is Role.USER:
+        if self.tool_ids and self.role is Role.USER:
             content = tuple(self.results[i] for i in self.tool_ids) + tuple(self.blocks)
         else:
             content = tuple(self.blocks)
