@@ -36,6 +36,7 @@ from tests.transcript_writer import ClaudeCodeWriter  # noqa: E402
 TARGET_P95_MS = 50.0
 TARGET_RATIO = 2.0
 TARGET_FIRST_S = 2.0
+FIRST_READS = 3  # first reads with --sync per checkout (each a fresh state folder)
 # What the console script runs (metis-compaction-tui's entry point), from the checkout on
 # PYTHONPATH.
 ENTRY = "import sys; from metis_compaction_tui.cli import main; sys.exit(main())"
@@ -67,8 +68,11 @@ def stdin_for(path: Path) -> bytes:
 
 
 def timed(argv: list[str], stdin: bytes, env: dict[str, str]) -> float:
+    # Run from the checkout under test: `python -c` and `-m` put the working folder first on
+    # sys.path, ahead of PYTHONPATH, so a call made from another checkout would import that one.
+    cwd = env.get("PYTHONPATH")
     started = time.perf_counter()
-    done = subprocess.run(argv, input=stdin, capture_output=True, env=env, check=False)
+    done = subprocess.run(argv, input=stdin, capture_output=True, env=env, cwd=cwd, check=False)
     elapsed = time.perf_counter() - started
     if done.returncode != 0 or (stdin and not done.stdout.strip()):
         raise SystemExit(f"{argv} failed: {done.stderr.decode()[-500:]}")
@@ -155,9 +159,18 @@ def measure(
         env = tree.env_for(label)
         first_line = timed(line, raw, env)  # no saved figures: prints what stdin says, spawns
         ready = first_line + wait_for_refresh(tree.state(label), path, 600)
-        # The same first read inline (--sync), in a fresh state folder: the process's wall time.
-        first_sync = timed([*line, "--sync"], raw, tree.env_for(label, "-sync"))
-        results[tree.name] = {"first_line": first_line, "ready": ready, "first_sync": first_sync}
+        # The same first read inline (--sync), each in a fresh state folder: the process's wall
+        # time, median of FIRST_READS (one read is at the mercy of a noisy neighbour).
+        syncs = [
+            timed([*line, "--sync"], raw, tree.env_for(label, f"-sync{n}"))
+            for n in range(FIRST_READS)
+        ]
+        results[tree.name] = {
+            "first_line": first_line,
+            "ready": ready,
+            "first_sync": pct(syncs, 0.5),
+            "first_sync_max": max(syncs),
+        }
     names = ["pass"] + [f"{t.name}: {kind}" for t in trees for kind in ("line", "same", "sync")]
     entry_kinds = [("python -m metis_compaction_tui.cli", "-m")]
     if SCRIPT.exists():
@@ -296,11 +309,18 @@ def main() -> None:
         this["ready"] < TARGET_FIRST_S,
     )
     target(
-        f"first call on {mb_big:.0f} MB with --sync (process wall time)",
+        f"first call on {mb_big:.0f} MB with --sync (process wall time, median of {FIRST_READS})",
         "first_sync",
         big,
         "{:.2f} s",
         this["first_sync"] < TARGET_FIRST_S,
+    )
+    target(
+        f"first call on {mb_big:.0f} MB with --sync: slowest of {FIRST_READS}",
+        "first_sync_max",
+        big,
+        "{:.2f} s",
+        this["first_sync_max"] < TARGET_FIRST_S,
     )
     ratio = big["this"]["refresh50"] / small["this"]["refresh50"]
     print(
