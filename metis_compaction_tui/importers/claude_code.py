@@ -270,7 +270,7 @@ class ClaudeCodeImporter(LogImporter):
                 if kind not in KNOWN_TYPES:
                     reason = f"unknown record type {kind!r}" if kind else "record without a type"
                     self.skipped_lines.append((line_number, reason))
-        if type(record) is _FirstRecord and record.session_id:
+        if type(record) is _FirstRecord and record.session_id and self.session_id is None:
             self.session_id = record.session_id
         uuid = record.uuid
         if uuid is None:

@@ -216,6 +216,22 @@ def test_odd_content_shapes_keep_the_record_and_its_objects(tmp_path: Path) -> N
     validate_history(transcript.messages)
 
 
+def test_the_session_id_is_the_first_one_written(tmp_path: Path) -> None:
+    # None on the first record; the second names it; a later record (read leniently, for its
+    # odd content) names another one, which does not replace it.
+    rows = [
+        _cc_line("u1", None, "user", "first"),
+        _cc_line("a1", "u1", "assistant", "answer"),
+        _cc_line("u2", "a1", "user", {"odd": "content"}),
+    ]
+    records = [msgspec.json.decode(row) for row in rows]
+    records[1]["sessionId"] = "session-one"
+    records[2]["sessionId"] = "session-two"
+    path = tmp_path / "ids.jsonl"
+    path.write_bytes(b"\n".join(msgspec.json.encode(r) for r in records) + b"\n")
+    assert load_transcript(path).session_id == "session-one"
+
+
 def test_a_bad_field_beside_the_content_still_skips_the_record(tmp_path: Path) -> None:
     rows = [
         _cc_line("u1", None, "user", "first"),
