@@ -123,6 +123,13 @@ async def test_a_list_that_first_needs_a_scrollbar_still_opens_at_its_end() -> N
         assert rows.vertical_scrollbar.position == rows.scroll_y, "the thumb is at the end too"
 
 
+def append_two(rows: CountingList, messages: list[Message]) -> None:
+    """Two messages appended to a list of 40 (tail of 4 turns), as the live path delivers them."""
+    messages.extend(chat(2, start=40))
+    rows.tokens = [10] * 42
+    rows.appended(zones(42, 4))
+
+
 async def test_an_append_draws_only_new_rows_and_rows_it_changed() -> None:
     app = ListApp()
     async with app.run_test(size=SIZE) as pilot:
@@ -133,9 +140,7 @@ async def test_an_append_draws_only_new_rows_and_rows_it_changed() -> None:
         draw(rows)
         before = set(visible_rows(rows))
         rows.rendered.clear()
-        messages.extend(chat(2, start=40))
-        rows.tokens = [10] * 42
-        rows.appended(zones(42, 4))  # rows 36 and 37 leave the tail for the span
+        append_two(rows, messages)  # rows 36 and 37 leave the tail for the span
         draw(rows)
         new_rows, left_the_tail, old_cursor = {40, 41}, {36, 37}, {39}
         assert set(rows.rendered) == new_rows | left_the_tail | old_cursor
@@ -154,9 +159,7 @@ async def test_a_row_whose_zone_changed_is_drawn_in_its_new_zone() -> None:
         tail = rows.get_component_rich_style("messagelist--tail")
         row = 37 - rows.scroll_offset.y
         assert bar_colour(rows, row) == tail.color
-        messages.extend(chat(2, start=40))
-        rows.tokens = [10] * 42
-        rows.appended(zones(42, 4))
+        append_two(rows, messages)
         row = 37 - rows.scroll_offset.y
         assert bar_colour(rows, row) == span.color != tail.color
 
