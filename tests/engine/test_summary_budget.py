@@ -4,6 +4,7 @@ sending it: unit tests of the rule, a property of it, and the request the real S
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -129,19 +130,20 @@ def manager_for(summarizer: AnthropicSummarizer, history: list[Message]) -> Sess
     )
 
 
+def local_summarizer(server: MessagesAPIServer, model: str, **options: Any) -> AnthropicSummarizer:
+    """The real SDK client, pointed at the local server, no retries."""
+    return AnthropicSummarizer(
+        model, api_key="sk-ant-test-budget", base_url=server.base_url, max_retries=0, **options
+    )
+
+
 @pytest.mark.asyncio
 async def test_the_request_max_tokens_is_the_rules_and_the_prompt_states_it(
     server: MessagesAPIServer,
 ) -> None:
     server.script(ok("## Goal\n- migrate the ledger", input_tokens=640, output_tokens=20))
     prefix = SessionPrefix(model="anthropic:claude-haiku-4-5", system="You are the agent.")
-    summarizer = AnthropicSummarizer(
-        "claude-haiku-4-5",
-        api_key="sk-ant-test-budget",
-        base_url=server.base_url,
-        max_retries=0,
-        session_prefix=prefix,
-    )
+    summarizer = local_summarizer(server, "claude-haiku-4-5", session_prefix=prefix)
     history = long_history()
     manager = manager_for(summarizer, history)
     try:
@@ -173,13 +175,7 @@ async def test_the_request_max_tokens_is_the_rules_and_the_prompt_states_it(
 async def test_a_summarizer_priced_at_zero_is_sent_the_ceiling(server: MessagesAPIServer) -> None:
     server.script(ok("## Goal\n- migrate the ledger"))
     free = price_from_rates("local-model", Decimal(0), Decimal(0))
-    summarizer = AnthropicSummarizer(
-        "local-model",
-        api_key="sk-ant-test-budget",
-        base_url=server.base_url,
-        max_retries=0,
-        price=free,
-    )
+    summarizer = local_summarizer(server, "local-model", price=free)
     manager = manager_for(summarizer, long_history())
     try:
         await manager.prepare()
@@ -257,13 +253,7 @@ async def test_the_projected_call_cost_is_what_the_provider_bills() -> None:
     with MessagesAPIServer(default=realistic(), responder=lambda body: "## Goal\n- go") as server:
         system, tools, messages = primary_request(prefix, history[:-1])
         server.prompt_cache.bill({"system": system, "tools": tools, "messages": messages})
-        summarizer = AnthropicSummarizer(
-            "claude-haiku-4-5",
-            api_key="sk-ant-test-budget",
-            base_url=server.base_url,
-            max_retries=0,
-            session_prefix=prefix,
-        )
+        summarizer = local_summarizer(server, "claude-haiku-4-5", session_prefix=prefix)
         request = SummaryRequest(
             span=history[:50], prompt_version="1.2.0", max_tokens=1_000, history=history
         )
