@@ -19,6 +19,7 @@ import json
 import math
 import socket
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -293,6 +294,14 @@ class MessagesAPIServer:
     def requests(self) -> list[RecordedRequest]:
         with self._lock:
             return list(self._requests)
+
+    def wait_for_requests(self, count: int, timeout_s: float = 10.0) -> list[RecordedRequest]:
+        """The requests once `count` have arrived: a client that gave up (a timeout) may have
+        sent one the server thread has not read yet on a loaded machine."""
+        deadline = time.monotonic() + timeout_s
+        while len(requests := self.requests) < count and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return requests
 
     def script(self, *behaviours: Behaviour) -> None:
         """Replace the script: the next requests get these behaviours, in order."""

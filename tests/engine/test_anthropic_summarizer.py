@@ -427,7 +427,8 @@ async def test_api_key_never_appears_in_errors_or_repr(
         assert "AnthropicSummarizer(model='claude-haiku-4-5'" in repr(summarizer)
     assert API_KEY not in str(error)
     assert API_KEY not in repr(error)
-    assert sent_credential(server.requests[0].headers) == API_KEY  # sent, just never shown
+    sent = server.wait_for_requests(1)[0]
+    assert sent_credential(sent.headers) == API_KEY  # sent, just never shown
 
 
 @pytest.mark.asyncio
