@@ -150,8 +150,12 @@ class CodexImporter(LogImporter):
 
     def __init__(self, path: str) -> None:
         super().__init__(path)  # `generation` stays 0: a rollout only grows, never rebuilt
-        self._last_total: object = None
+        self._last_info: tuple[object, object] | None = None  # (total, last) of the latest
         self._last_context: int | None = None
+        # Codex's own count of the history after it compacted (or rewound), while no response
+        # has been measured since; and whether the newest compaction still lacks it.
+        self._recount: int | None = None
+        self._after_compaction = False
         # Messages taken but not yet paired with their twin from the other record kind:
         # (kind, role, text), kind "item" or "event".
         self._unpaired: list[tuple[str, str, str]] = []
@@ -278,9 +282,16 @@ class CodexImporter(LogImporter):
     def _compacted(self, line: int, payload: dict[str, Any], ts: int | None) -> None:
         message = payload.get("message")
         trigger = payload.get("trigger")
+        # Codex counts the history it just built: before this record in some versions, after
+        # it in others (then `_token_count` fills it in).
         self.builder.begin_compaction(
-            trigger if isinstance(trigger, str) else None, self._last_context, line
+            trigger if isinstance(trigger, str) else None,
+            self._last_context,
+            line,
+            post_tokens=self._recount,
         )
+        self._after_compaction = self._recount is None
+        self._recount = None
         self._unpaired.clear()  # nothing before the compaction pairs with what follows
         replacement = payload.get("replacement_history")
         if isinstance(replacement, list) and replacement:
@@ -299,13 +310,23 @@ class CodexImporter(LogImporter):
         info = payload.get("info")
         if not isinstance(info, dict):
             return  # rate-limit-only update
-        total = info.get("total_token_usage")
-        if total is not None and total == self._last_total:
+        total, last = info.get("total_token_usage"), info.get("last_token_usage")
+        if total is not None and (total, last) == self._last_info:
             return  # Codex repeats the event when only rate limits changed
-        self._last_total = total
-        last = info.get("last_token_usage")
+        self._last_info = (total, last)
         if not isinstance(last, dict):
             return
+        if _int(last, "input_tokens") == 0 and _int(last, "output_tokens") == 0:
+            # No response: Codex's estimate of the history it now holds (after compacting or
+            # rewinding), with the session totals unchanged.
+            tokens = _int(last, "total_tokens")
+            if tokens > 0:
+                self._recount = tokens
+                if self._after_compaction:
+                    self.builder.set_post_tokens(tokens)
+                    self._after_compaction = False
+            return
+        self._recount, self._after_compaction = None, False
         cached = _int(last, "cached_input_tokens")
         # OpenAI counts cached tokens inside input_tokens; RecordedUsage keeps them apart.
         usage = RecordedUsage(

@@ -177,8 +177,8 @@ class HistoryBuilder:
     """Appends content blocks and keeps `messages()` a valid history at every step.
 
     Only the newest message is ever changed after it was created, and `changed_from` /
-    `usage_changed_from` record the lowest index touched since `mark_seen()`, so a tail can tell
-    an append from a rewrite.
+    `usage_changed_from` / `compactions_changed_from` record the lowest index touched since
+    `mark_seen()`, so a tail can tell an append from a rewrite.
     """
 
     def __init__(self) -> None:
@@ -190,6 +190,7 @@ class HistoryBuilder:
         self._usage_keys: dict[str, int] = {}
         self.usage_changed_from = 0
         self.compactions: list[AgentCompaction] = []
+        self.compactions_changed_from = 0
         # The compaction whose summary is still to come: its fields, message_index left at -1.
         self.pending_compaction: AgentCompaction | None = None
         self.skipped: Counter[str] = Counter()
@@ -275,6 +276,18 @@ class HistoryBuilder:
             -1, trigger, pre_tokens, line, post_tokens, duration_ms
         )
 
+    def set_post_tokens(self, tokens: int) -> None:
+        """The newest compaction's context size just after it, learnt from a later record."""
+        if self.pending_compaction is not None:
+            self.pending_compaction = msgspec.structs.replace(
+                self.pending_compaction, post_tokens=tokens
+            )
+        elif self.compactions:
+            position = len(self.compactions) - 1
+            last = self.compactions[position]
+            self.compactions[position] = msgspec.structs.replace(last, post_tokens=tokens)
+            self.compactions_changed_from = min(self.compactions_changed_from, position)
+
     def record_usage(self, key: str | None, usage: RecordedUsage) -> None:
         """`key` identifies one model response: a response split over several records reports
         its usage on each, and the latest figure wins."""
@@ -298,6 +311,7 @@ class HistoryBuilder:
     def mark_seen(self) -> None:
         self.changed_from = len(self._drafts)
         self.usage_changed_from = len(self.usage)
+        self.compactions_changed_from = len(self.compactions)
 
     def snapshot_warnings(self) -> list[str]:
         warnings = list(self.warnings)

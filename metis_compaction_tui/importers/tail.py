@@ -54,7 +54,8 @@ class TailUpdate(msgspec.Struct, frozen=True):
     before (a rewind, a file replaced). Without it, `messages` replace the delivered messages from
     index `rewrite_from` on (an agent adding a block to its newest message rewrites only that
     one, so this is an append or a rewrite of the last message), `recorded_usage` likewise from
-    `usage_from`, and `agent_compactions` are only new ones."""
+    `usage_from`, and `agent_compactions` from `compactions_from` (a compaction whose size
+    after is recorded a few lines below it is sent again)."""
 
     reset: bool
     messages: list[Message]
@@ -63,6 +64,7 @@ class TailUpdate(msgspec.Struct, frozen=True):
     line_count: int
     rewrite_from: int = 0
     usage_from: int = 0
+    compactions_from: int = 0
 
     @property
     def changed(self) -> bool:
@@ -83,6 +85,7 @@ class TailUpdate(msgspec.Struct, frozen=True):
         messages.extend(self.messages)
         del usage[self.usage_from :]
         usage.extend(self.recorded_usage)
+        del compactions[self.compactions_from :]
         compactions.extend(self.agent_compactions)
 
 
@@ -494,14 +497,16 @@ class TranscriptTail:
             reset, sent_messages, sent_compactions, sent_usage = True, 0, 0, 0
         rewrite_from = min(sent_messages, changed_from)
         usage_from = min(sent_usage, usage_changed_from)
+        compactions_from = min(sent_compactions, builder.compactions_changed_from)
         update = TailUpdate(
             reset,
             messages[rewrite_from:],
-            builder.compactions[sent_compactions:],
+            builder.compactions[compactions_from:],
             builder.usage[usage_from:],
             self._line_count,
             rewrite_from,
             usage_from,
+            compactions_from,
         )
         self._sent = (len(messages), len(builder.compactions), len(builder.usage))
         self._generation = importer.generation

@@ -330,10 +330,23 @@ class SessionData:
         return self.append(messages)
 
     def add_events(self, events: Iterable[EventRow]) -> int:
-        known = {row.event_id for row in self.events[-200:]}
-        fresh = [row for row in events if row.event_id not in known]
-        self.events.extend(fresh)
-        return len(fresh)
+        """Rows not held yet are appended; a held one sent again with more in it (an agent's
+        compaction whose size after came a few lines later) replaces it. Returns how many
+        rows were added or replaced."""
+        start = max(0, len(self.events) - 200)
+        known = {row.event_id: start + i for i, row in enumerate(self.events[start:])}
+        changed = 0
+        for row in events:
+            at = known.get(row.event_id)
+            if at is None:
+                known[row.event_id] = len(self.events)
+                self.events.append(row)
+            elif self.events[at] != row:
+                self.events[at] = row
+            else:
+                continue
+            changed += 1
+        return changed
 
     def set_spent(self, spent_usd: Decimal) -> None:
         if spent_usd != self.spent_usd:

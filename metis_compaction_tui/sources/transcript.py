@@ -149,6 +149,14 @@ class Recording:
             self.projection.feed(pairs)
         return dropped
 
+    def take_compactions(self, start: int, compactions: Sequence[AgentCompaction]) -> None:
+        """The agent's compactions from the `start`th on are new or learnt more (their size
+        after); their views are made again."""
+        if start < len(self._views):
+            self._views_shown = ()  # the next view() holds the new views
+        del self.compactions[start:], self._views[start:], self._starts[start:]
+        self.compactions += compactions
+
     def _sync_views(self) -> None:
         """Views of the agent's compactions not made yet. A compaction's estimate counts only
         messages before its summary, which never change once it is recorded (a rewind resets)."""
@@ -311,7 +319,7 @@ class TranscriptSource:
             recording.compactions = list(update.agent_compactions)
             recording.take_usage(0, update.recorded_usage)
         else:
-            recording.compactions += update.agent_compactions
+            recording.take_compactions(update.compactions_from, update.agent_compactions)
             recording.take_usage(update.usage_from, update.recorded_usage)
         start = len(recording.messages) - len(update.messages)
         new = list(zip(recording.messages[start:], recording.tokens[start:], strict=True))
@@ -324,7 +332,8 @@ class TranscriptSource:
         recording.read = True
         recording.refresh_notes()  # the session may have gone from empty to not
         view = recording.view()
-        events = [] if rebuild else recording.agent_events(recording.events_sent)
+        sent = min(recording.events_sent, update.compactions_from)  # the changed ones again
+        events = [] if rebuild else recording.agent_events(sent)
         recording.events_sent = len(view.compactions)
         return SourceChange(session_id, new_events=events, agent=view)
 

@@ -54,6 +54,11 @@ class EventsTimeline(RowList):
     def row_count(self) -> int:
         return len(self.events)
 
+    def row_state(self, index: int) -> object:
+        """An agent's compaction row is replaced when its size after is learnt."""
+        event = self.events[index].event
+        return event if isinstance(event, AgentCompactionView) else None
+
     def render_row(self, index: int, width: int) -> Text:
         style = self.get_component_rich_style
         row = self.events[index]

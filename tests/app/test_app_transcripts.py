@@ -30,7 +30,13 @@ from tests.app.app_helpers import (
 )
 from tests.app.transcript_helpers import TRANSCRIPT_CONFIG as CONFIG
 from tests.app.transcript_helpers import transcript_source
-from tests.importers.test_importers import OURS, SHARED
+from tests.importers.test_importers import (
+    CODEX_BEFORE_COMPACTING,
+    COMPACTED,
+    OURS,
+    RECOUNT,
+    SHARED,
+)
 from tests.transcript_writer import ClaudeCodeWriter
 
 
@@ -173,6 +179,22 @@ async def test_the_events_timeline_shows_the_agents_own_compaction(tmp_path: Pat
         row = events.render_row(0, 120).plain
         assert "◆ agent" in row and "auto" in row
         assert "167k→21k tok" in row and "38.5 s" in row
+
+
+async def test_an_agents_compaction_row_is_drawn_again_when_its_size_after_arrives(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "rollout.jsonl"
+    path.write_text("\n".join([*CODEX_BEFORE_COMPACTING, COMPACTED]) + "\n")
+    app = _app(path, tmp_path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await loaded(pilot, app)
+        events = app.query_one(EventsTimeline)
+        assert "62k→? tok" in events.render_line(0).text  # drawn, so its strip is cached
+        with open(path, "a") as out:
+            out.write(RECOUNT + "\n")
+        await wait_until(pilot, lambda: "62k→3.1k tok" in events.render_line(0).text)
+        assert events.row_count() == 1
 
 
 async def test_a_folder_lists_bad_files_with_their_problem_and_opens_a_good_one(

@@ -31,7 +31,14 @@ from metis_compaction_tui.sources.transcript import (
 )
 from tests.app.transcript_helpers import TRANSCRIPT_CONFIG as CONFIG
 from tests.app.transcript_helpers import consume, grow_by, transcript_source
-from tests.importers.test_importers import ALL_FIXTURES, CLAUDE, OURS
+from tests.importers.test_importers import (
+    ALL_FIXTURES,
+    CLAUDE,
+    CODEX_BEFORE_COMPACTING,
+    COMPACTED,
+    OURS,
+    RECOUNT,
+)
 from tests.transcript_writer import ClaudeCodeWriter
 
 FOLDER = OURS / "folder"
@@ -234,6 +241,24 @@ def test_the_agents_compaction_is_an_event_with_trigger_tokens_and_duration(
     )
     assert row.created_at_ms > 0  # when the summary was written
     assert consume(source, data).events == [row]  # not again on the next poll
+
+
+def test_a_codex_compactions_size_after_reaches_its_event_when_it_arrives(
+    tmp_path: Path,
+) -> None:
+    live = tmp_path / "rollout.jsonl"
+    live.write_text("\n".join([*CODEX_BEFORE_COMPACTING, COMPACTED]) + "\n")
+    source = transcript_source(live, tmp_path)
+    data = source.load(source.sessions()[0].session_id)
+    (row,) = data.events
+    assert isinstance(row.event, AgentCompactionView) and row.event.post_tokens is None
+    with open(live, "a") as out:
+        out.write(RECOUNT + "\n")
+    data = consume(source, data)
+    (row,) = data.events  # the same row, now with the size after
+    assert isinstance(row.event, AgentCompactionView)
+    assert (row.event.pre_tokens, row.event.post_tokens) == (62_700, 3_150)
+    assert data.agent is not None and data.agent.compactions[0].post_tokens == 3_150
 
 
 def test_a_partial_last_line_is_waited_for(tmp_path: Path) -> None:

@@ -320,6 +320,91 @@ def test_codex_rollout_with_every_item_type() -> None:
     assert transcript.line_count == 36
 
 
+def codex_line(kind: str, payload: dict[str, object]) -> str:
+    return msgspec.json.encode(
+        {"timestamp": "2026-02-01T09:00:00.000Z", "type": kind, "payload": payload}
+    ).decode()
+
+
+def codex_usage(total: int, last_input: int, last_output: int, last_total: int) -> str:
+    """A token_count event: the session's running total, and the latest response's usage
+    (input and output both 0 is Codex's own count of its history, `last_total`)."""
+    last = {
+        "input_tokens": last_input,
+        "cached_input_tokens": 0,
+        "output_tokens": last_output,
+        "reasoning_output_tokens": 0,
+        "total_tokens": last_total,
+    }
+    info = {
+        "total_token_usage": {"input_tokens": total, "output_tokens": 0, "total_tokens": total},
+        "last_token_usage": last,
+        "model_context_window": 258400,
+    }
+    return codex_line("event_msg", {"type": "token_count", "info": info, "rate_limits": None})
+
+
+def codex_message(role: str, text: str) -> str:
+    kind = "input_text" if role == "user" else "output_text"
+    content = [{"type": kind, "text": text}]
+    return codex_line("response_item", {"type": "message", "role": role, "content": content})
+
+
+CODEX_BEFORE_COMPACTING = [
+    codex_line("session_meta", {"id": "0199c0de-0000-7000-8000-000000000001"}),
+    codex_message("user", "Port the parser"),
+    codex_message("assistant", "Ported it."),
+    codex_usage(61_000, 61_000, 400, 61_400),  # the turn
+    codex_usage(122_000, 61_800, 900, 62_700),  # the summary request
+]
+COMPACTED = codex_line("compacted", {"message": "Summary: the parser was ported."})
+RECOUNT = codex_usage(122_000, 0, 0, 3_150)  # the history after: totals unchanged
+
+
+@pytest.mark.parametrize("recount_first", [False, True], ids=["after", "before"])
+def test_codex_compaction_takes_the_recount_codex_writes_beside_it(
+    tmp_path: Path, recount_first: bool
+) -> None:
+    # Codex counts the history it rebuilt and writes that count just after the compacted
+    # record (just before it, in older versions); the session totals do not move, so a
+    # dedupe on totals alone lost it and the compaction showed "?" for its size after.
+    lines = [RECOUNT, COMPACTED] if recount_first else [COMPACTED, RECOUNT]
+    path = tmp_path / "rollout.jsonl"
+    path.write_text("\n".join([*CODEX_BEFORE_COMPACTING, *lines]) + "\n")
+    transcript = load_transcript(path)
+    [compaction] = transcript.agent_compactions
+    assert (compaction.pre_tokens, compaction.post_tokens) == (62_700, 3_150)
+    # The count is no model response: no usage recorded for it.
+    assert [u.context_tokens for u in transcript.recorded_usage] == [61_000, 61_800]
+
+
+def test_codex_recount_after_a_response_is_not_a_compactions_size(tmp_path: Path) -> None:
+    # A rewind also recounts; one that follows a later response says nothing of the compaction.
+    path = tmp_path / "rollout.jsonl"
+    later = [codex_message("assistant", "Next."), codex_usage(130_000, 3_300, 10, 3_310)]
+    path.write_text("\n".join([*CODEX_BEFORE_COMPACTING, COMPACTED, *later, RECOUNT]) + "\n")
+    [compaction] = load_transcript(path).agent_compactions
+    assert compaction.post_tokens is None
+
+
+def test_tail_sends_a_compaction_again_when_its_size_after_arrives(tmp_path: Path) -> None:
+    path = tmp_path / "rollout.jsonl"
+    path.write_text("\n".join([*CODEX_BEFORE_COMPACTING, COMPACTED]) + "\n")
+    tail = TranscriptTail(path)
+    messages: list[Message] = []
+    usage: list[RecordedUsage] = []
+    compactions: list[AgentCompaction] = []
+    tail.poll().apply(messages, usage, compactions)
+    assert [c.post_tokens for c in compactions] == [None]
+    with open(path, "a") as writer:
+        writer.write(RECOUNT + "\n")
+    update = tail.poll()
+    assert update.changed and not update.reset and update.compactions_from == 0
+    update.apply(messages, usage, compactions)
+    assert [(c.pre_tokens, c.post_tokens) for c in compactions] == [(62_700, 3_150)]
+    assert not tail.poll().changed  # sent once
+
+
 def test_parse_arguments() -> None:
     assert parse_arguments('{"a": 1}') == {"a": 1}
     assert parse_arguments("[1, 2]") == {"raw": "[1, 2]"}

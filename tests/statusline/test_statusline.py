@@ -16,6 +16,7 @@ import pytest
 from metis_compaction_tui import statusline
 from metis_compaction_tui.statusline import MARKER_NO_INPUT, main
 from metis_compaction_tui.statusline.state import state_key
+from tests.importers.test_importers import CODEX_BEFORE_COMPACTING, COMPACTED, RECOUNT
 from tests.transcript_writer import ClaudeCodeWriter
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -188,6 +189,18 @@ def test_stale_after_compact(tmp_path: Path) -> None:
     write(log, writer, 1)  # the next response measures the new context
     f = fields(stdin_json(log, usage=USAGE))
     assert f["stale"] is False and f["last_after"] is not None and f["ctx"] == 90010
+
+
+def test_a_codex_compaction_shows_its_size_after_from_codexs_recount(
+    tmp_path: Path, state_dir: Path
+) -> None:
+    log = tmp_path / "rollout.jsonl"
+    log.write_text("\n".join([*CODEX_BEFORE_COMPACTING, COMPACTED]) + "\n")
+    assert fields(stdin_json(log))["last_after"] is None  # not written yet
+    with log.open("a") as out:
+        out.write(RECOUNT + "\n")
+    f = fields(stdin_json(log))
+    assert (f["agent_compactions"], f["last_before"], f["last_after"]) == (1, 62_700, 3_150)
 
 
 def test_null_usage_at_a_sessions_start_is_not_called_a_compaction(tmp_path: Path) -> None:
