@@ -16,10 +16,13 @@ import msgspec
 
 from engine.outcomes import CompactionRecord
 from engine.summarizers.pricing import ModelPrice, price_for
+from engine.summarizers.settings import SummarizerSettings
 
 _PER_TOKEN = Decimal(1_000_000)
-# The session's primary model is the agent's, not ours to know: a compaction by an Anthropic
-# model is priced at that model's rates, anything else at the §7 reference model's.
+# The session's primary model is the agent's, not ours to know: a compaction is priced at its own
+# model's rates (the ones the workspace states for it, else the price table's for an Anthropic
+# model), anything else at the §7 reference model's. A stated price of 0 (a local model) says
+# nothing of what reading the cache costs: the reference model's rates then too.
 REFERENCE_MODEL = "claude-haiku-4-5"
 
 
@@ -34,8 +37,16 @@ class CompactionSavings(msgspec.Struct, frozen=True):
     priced_at: str  # the model whose rates these are
 
 
-def price_for_record(record: CompactionRecord) -> ModelPrice:
+def price_for_record(
+    record: CompactionRecord, settings: SummarizerSettings | None = None
+) -> ModelPrice:
+    """`settings`: the workspace's summarizer settings, bound to the model they serve (their
+    stated price is that model's, not another's a session used before)."""
     model = record.model or ""
+    if settings is not None and settings.model == model and settings.price is not None:
+        stated = settings.price.model_price(model.removeprefix("anthropic:"))
+        if stated.cache_read_per_mtok > 0:
+            return stated
     if model.startswith("anthropic:"):
         try:
             return price_for(model)
@@ -45,13 +56,13 @@ def price_for_record(record: CompactionRecord) -> ModelPrice:
 
 
 def compaction_savings(
-    record: CompactionRecord, price: ModelPrice | None = None
+    record: CompactionRecord, settings: SummarizerSettings | None = None
 ) -> CompactionSavings | None:
     """None for a record written before the history's tokens were recorded on it."""
     before, after = record.history_tokens_before, record.history_tokens_after
     if before <= 0:
         return None
-    price = price or price_for_record(record)
+    price = price_for_record(record, settings)
     read, write = price.cache_read_per_mtok / _PER_TOKEN, price.cache_write_per_mtok / _PER_TOKEN
     saved = before - after
     per_turn = saved * read

@@ -364,7 +364,9 @@ class MetisInspector(App[int]):
         message = event.message
         if kind_of(message) in ("summary", "truncation") and event.control.id == "messages":
             info = data.compaction_for(message)
-            self.push_screen(SummaryDetailScreen(self.source, message, event.index, info))
+            self.push_screen(
+                SummaryDetailScreen(self.source, message, event.index, info, data.summarizer)
+            )
             return
         tokens = data.history.tokens[event.index] if event.index < len(data.history) else 0
         self.push_screen(MessageDetailScreen(event.index, message, tokens))

@@ -28,6 +28,7 @@ from engine.savings import compaction_savings
 from engine.store import SCHEMA_VERSION, SessionInfo, SessionStore, StoreError, UndoRefused
 from engine.store.rows import StoredCompaction
 from engine.summarizers import price_origin
+from engine.summarizers.settings import SummarizerSettings
 from engine.workspace_config import DEFAULT, ResolvedConfig, resolve_config
 from metis_compaction_tui.cli import exit_codes
 from metis_compaction_tui.cli.errors import CliError
@@ -144,17 +145,23 @@ def session_status(
         "config": None if settings is None else settings.to_json(info.config),
         "compactions_in_effect": sum(not c.undone for c in compactions),
         "compactions_undone": sum(c.undone for c in compactions),
-        "last_compaction": last_compaction_json(compactions),
+        "last_compaction": last_compaction_json(
+            compactions,
+            None if settings is None else settings.summarizer.bound(config.compaction_model),
+        ),
     }
 
 
-def last_compaction_json(compactions: list[StoredCompaction]) -> dict[str, Any] | None:
-    """The latest compaction still in effect: which strategy ran, and what it saved."""
+def last_compaction_json(
+    compactions: list[StoredCompaction], summarizer: SummarizerSettings | None = None
+) -> dict[str, Any] | None:
+    """The latest compaction still in effect: which strategy ran, and what it saved (priced at
+    the rates `summarizer` states for its model, if it does)."""
     stored = next((c for c in reversed(compactions) if not c.undone), None)
     if stored is None:
         return None
     record = stored.record
-    savings = compaction_savings(record)
+    savings = compaction_savings(record, summarizer)
     usage = record.usage
     return {
         "compaction_id": stored.compaction_id,

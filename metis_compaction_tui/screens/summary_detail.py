@@ -19,6 +19,7 @@ from textual.widgets import Footer, Static
 from engine import Message
 from engine.policy.splice import summary_body
 from engine.savings import compaction_savings
+from engine.summarizers.settings import SummarizerSettings
 from metis_compaction_tui.actions import bindings_for
 from metis_compaction_tui.error_text import error_line, source_workspace
 from metis_compaction_tui.safe_text import safe_text
@@ -32,7 +33,9 @@ def _when(ms: int) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ms / 1000)) if ms > 0 else "unknown"
 
 
-def summary_facts(message: Message, info: CompactionInfo | None) -> Table:
+def summary_facts(
+    message: Message, info: CompactionInfo | None, summarizer: SummarizerSettings | None = None
+) -> Table:
     """The key → value block at the top of the left pane (values wrap under themselves)."""
     table = Table.grid(padding=(0, 1))
     table.add_column(justify="right", style="bold", no_wrap=True)
@@ -68,7 +71,7 @@ def summary_facts(message: Message, info: CompactionInfo | None) -> Table:
             f"{u.cache_write_tokens:,} cache write · {u.output_tokens:,} out",
         )
     fact("strategy", record.strategy or "summarize (before strategies)")
-    savings = compaction_savings(record)
+    savings = compaction_savings(record, summarizer)
     if savings is not None:
         even = savings.break_even_turns
         fact(
@@ -89,10 +92,16 @@ class SummaryDetailScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = bindings_for("summary")
 
     def __init__(
-        self, source: SessionSource, message: Message, index: int, info: CompactionInfo | None
+        self,
+        source: SessionSource,
+        message: Message,
+        index: int,
+        info: CompactionInfo | None,
+        summarizer: SummarizerSettings | None = None,
     ) -> None:
         super().__init__()
         self.source, self.message, self.index, self.info = source, message, index, info
+        self.summarizer = summarizer  # its stated price prices what the compaction saved
 
     def compose(self) -> ComposeResult:
         span = self.message.metadata.compaction_span
@@ -102,7 +111,8 @@ class SummaryDetailScreen(Screen[None]):
         with Horizontal(id="summary-panes"):
             with VerticalScroll(id="summary-pane") as left:
                 left.border_title = "Summary"
-                yield Static(summary_facts(self.message, self.info), id="summary-facts")
+                facts = summary_facts(self.message, self.info, self.summarizer)
+                yield Static(facts, id="summary-facts")
                 yield Static(safe_text(summary_body(self.message.text())), id="summary-text")
             with Vertical(id="originals-pane"):
                 originals = MessageList(id="originals", follow=False)  # read from the top

@@ -23,6 +23,7 @@ from engine import (
     plan_turn,
 )
 from engine.policy.projection import ProjectedCompaction
+from engine.summarizers.settings import SummarizerSettings
 from metis_compaction_tui.timeline import Timeline
 
 
@@ -173,6 +174,9 @@ class SessionData:
     settings_rows: list[tuple[str, str, str]] = field(default_factory=list)
     settings_file: str = ""
     price_origin: str = ""
+    # The workspace's summarizer settings for the session's model: a stated price prices what
+    # its compactions saved.
+    summarizer: SummarizerSettings | None = None
     _plan: TurnPlan | None = field(default=None, init=False, repr=False)
 
     @classmethod

@@ -220,6 +220,7 @@ class StoreSource:
             settings_rows=settings.describe(info.config),
             settings_file=str(settings.path) + ("" if settings.file_found else " (absent)"),
             price_origin=price_origin(config.compaction_model, settings.summarizer),
+            summarizer=settings.summarizer.bound(config.compaction_model),
             spent_usd=snapshot.spent_usd,
             revision=snapshot.revision,
             compactions=compactions,

@@ -128,5 +128,6 @@ class Dashboard(Vertical):
             config.compaction_model,
             last.record if last is not None else None,
             data.price_origin,
+            data.summarizer,
         )
         self.query_one(AgentPanel).set_view(data.agent)

@@ -18,7 +18,7 @@ from textual.widget import Widget
 
 from engine import CompactionRecord, TriggerAction, TriggerReason, TurnPlan
 from engine.savings import compaction_savings
-from engine.summarizers.settings import PRICE_LOCAL, PRICE_TABLE
+from engine.summarizers.settings import PRICE_LOCAL, PRICE_TABLE, SummarizerSettings
 from metis_compaction_tui.sources.session_data import money, short_tokens
 from metis_compaction_tui.widgets.fit import first_fitting, lines
 
@@ -63,6 +63,7 @@ class TriggerPanel(Widget):
         self.model = ""
         self.last: CompactionRecord | None = None
         self.price_origin = ""
+        self.summarizer: SummarizerSettings | None = None
 
     def set_plan(
         self,
@@ -70,9 +71,10 @@ class TriggerPanel(Widget):
         model: str,
         last: CompactionRecord | None = None,
         price_origin: str = "",
+        summarizer: SummarizerSettings | None = None,
     ) -> None:
         self.plan, self.model, self.last = plan, model, last
-        self.price_origin = price_origin
+        self.price_origin, self.summarizer = price_origin, summarizer
         self.refresh()
 
     def render(self) -> Text:
@@ -110,7 +112,7 @@ class TriggerPanel(Widget):
         doing = f" → {plan.action}" if plan.decision.fires and plan.action else ""
         notes = [f"strategy {plan.strategy}{doing}"]
         last = self.last
-        savings = compaction_savings(last) if last is not None else None
+        savings = compaction_savings(last, self.summarizer) if last is not None else None
         if last is not None and savings is not None:
             saved = short_tokens(savings.saved_tokens)
             notes.append(

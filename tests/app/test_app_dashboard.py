@@ -4,17 +4,21 @@ the store going away and coming back."""
 from __future__ import annotations
 
 import shutil
+from decimal import Decimal
 from pathlib import Path
 
+from rich.console import Console
 from textual.command import CommandPalette
 
 from engine import plan_turn
-from engine.layout import metis_dir
+from engine.layout import config_path, metis_dir
 from engine.savings import compaction_savings
 from engine.store import SessionStore
+from engine.summarizers.settings import StatedPrice, SummarizerSettings
 from metis_compaction_tui.actions import actions_for, palette_entries
 from metis_compaction_tui.screens.compact_now import CompactNowScreen
 from metis_compaction_tui.screens.help import HelpScreen, help_text
+from metis_compaction_tui.screens.summary_detail import SummaryDetailScreen, summary_facts
 from metis_compaction_tui.sources.session_data import money, short_tokens
 from metis_compaction_tui.widgets.message_list import MessageList
 from metis_compaction_tui.widgets.pressure_gauge import PressureGauge
@@ -27,6 +31,7 @@ from tests.app.app_helpers import (
     assistant_text,
     loaded,
     make_app,
+    open_latest_summary,
     user_text,
     wait_until,
 )
@@ -219,3 +224,30 @@ async def test_the_trigger_panel_names_the_strategy_and_what_the_last_compaction
         assert "strategy summarize" in spend
         assert f"last summarize −{short_tokens(savings.saved_tokens)} tok" in spend
         assert f"{money(savings.saved_usd_per_turn)}/turn" in spend
+
+
+async def test_what_the_last_compaction_saved_is_priced_at_the_workspaces_stated_rates(
+    workspace: Path,
+) -> None:
+    with SessionStore.open(workspace) as store:
+        record = [c for c in store.compactions("ledger") if not c.undone][-1].record
+    model = record.model or ""
+    config_path(workspace).write_text(
+        f'summarizer:\n  model: "{model}"\n  price:\n    input_per_mtok: 40\n'
+        "    output_per_mtok: 80\n"
+    )
+    price = StatedPrice(input_per_mtok=Decimal(40), output_per_mtok=Decimal(80))
+    savings = compaction_savings(record, SummarizerSettings(model=model, price=price))
+    assert savings is not None and savings != compaction_savings(record)
+    app = make_app(workspace)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot, app, "ledger")
+        spend = app.query_one(TriggerPanel).render().plain.splitlines()[1]
+        assert f"{money(savings.saved_usd_per_turn)}/turn" in spend
+        await open_latest_summary(pilot, app)  # its detail prices it the same way
+        screen = app.screen
+        assert isinstance(screen, SummaryDetailScreen)
+        console = Console(width=200, record=True)
+        console.print(summary_facts(screen.message, screen.info, screen.summarizer))
+        facts = console.export_text()
+        assert f"{money(savings.saved_usd_per_turn)} a turn at {model}" in facts

@@ -117,6 +117,12 @@ def test_an_unlisted_model_at_stated_prices_is_billed_what_the_server_reports(
     assert result["price_origin"] == "price you set"
     with SessionStore.open(ws, create=False) as store:
         assert store.session_info("s1").spent_usd == expected
+    code, out, _ = run(capsys, "status", str(ws), "--json")
+    (session,) = json.loads(out)["sessions"]
+    last = session["last_compaction"]
+    # What it saved is priced at the stated rates too (reads 0.1x of 0.5), not the reference's.
+    assert last["priced_at"] == "llama-3.1-8b-local"
+    assert Decimal(last["saved_usd_per_turn"]) == last["saved_tokens"] * Decimal("0.05") / 10**6
     code, text, _ = run(capsys, "status", str(ws))
     assert "(anthropic:llama-3.1-8b-local, price you set)" in text
     assert "summarizer.price.input_per_mtok = 0.5" in text

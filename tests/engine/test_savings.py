@@ -6,6 +6,7 @@ from decimal import Decimal
 
 from engine.outcomes import CompactionRecord
 from engine.savings import compaction_savings
+from engine.summarizers.settings import StatedPrice, SummarizerSettings
 
 
 def record(before: int, after: int, cost: str = "0", model: str | None = None) -> CompactionRecord:
@@ -51,3 +52,43 @@ def test_nothing_saved_never_pays_and_an_old_record_has_no_figures() -> None:
     never = compaction_savings(record(5_000, 5_000))
     assert never is not None and never.break_even_turns is None
     assert compaction_savings(record(0, 0)) is None
+
+
+def stated(model: str | None, input_per_mtok: str, **more: str) -> SummarizerSettings:
+    rates = {k: Decimal(v) for k, v in more.items()}
+    price = StatedPrice(input_per_mtok=Decimal(input_per_mtok), output_per_mtok=Decimal(0), **rates)
+    return SummarizerSettings(model=model, price=price)
+
+
+def test_a_stated_price_prices_its_own_models_compactions() -> None:
+    # A model the table does not list (or one whose rates the user states): its stated rates,
+    # not the reference model's.
+    model = "anthropic:claude-internal-7"
+    savings = compaction_savings(record(33_000, 3_000, "0.02", model), stated(model, "2"))
+    assert savings is not None and savings.priced_at == "claude-internal-7"
+    assert savings.saved_usd_per_turn == 30_000 * Decimal("0.2") / 1_000_000
+    # A stated cache-read rate wins over the 0.1x rule.
+    cheap = compaction_savings(
+        record(33_000, 3_000, "0.02", model), stated(model, "2", cache_read_per_mtok="0.05")
+    )
+    assert cheap is not None and cheap.saved_usd_per_turn == 30_000 * Decimal("0.05") / 1_000_000
+
+
+def test_a_stated_price_for_another_model_or_of_zero_is_not_used() -> None:
+    model = "anthropic:claude-internal-7"
+    other = compaction_savings(record(33_000, 3_000, "0", model), stated("openai:x", "2"))
+    assert other is not None and other.priced_at == "claude-haiku-4-5"
+    # Settings that name no model serve the session's: bound to it, they price its records.
+    unbound = SummarizerSettings(
+        price=StatedPrice(input_per_mtok=Decimal(2), output_per_mtok=Decimal(0))
+    )
+    assert compaction_savings(record(33_000, 3_000, "0", model), unbound.bound(model)) == (
+        compaction_savings(record(33_000, 3_000, "0", model), stated(model, "2"))
+    )
+    # A local model stated at $0 says nothing of what reading the cache costs: no division by
+    # a zero rate, the reference model's rates instead.
+    local = compaction_savings(
+        record(33_000, 3_000, "0", "local:llama"), stated("local:llama", "0")
+    )
+    assert local is not None and local.priced_at == "claude-haiku-4-5"
+    assert local.break_even_turns is not None
