@@ -322,7 +322,21 @@ def _text_layer(values: Mapping[str, str], where: Mapping[str, str]) -> ConfigLa
         return msgspec.convert(nested, ConfigLayer, strict=False)
     except msgspec.ValidationError as error:
         key, detail = _key_of(str(error))
+        expected = _EXPECTED_TEXT.search(detail)
+        if expected and key in values:
+            # Text that did not parse: say what it was and what it should be.
+            detail = f"{values[key]!r} is not {_EXPECTED_WORDS[expected.group(1) or 'decimal']}"
         raise ConfigFileError(key, detail, where=where.get(key, "?")) from None
+
+
+# msgspec's words for text that is not the number (or flag) a key takes.
+_EXPECTED_TEXT = re.compile(r"Expected `(int|float|bool)`, got `str`|Invalid decimal string")
+_EXPECTED_WORDS = {
+    "int": "a whole number",
+    "float": "a number",
+    "bool": "true or false",
+    "decimal": "a decimal number",
+}
 
 
 def environment_values(environ: Mapping[str, str]) -> dict[str, str]:

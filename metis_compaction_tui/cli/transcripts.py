@@ -11,13 +11,21 @@ import asyncio
 from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NamedTuple, TextIO
 
 import msgspec
 
-from engine import CompactionCache, CompactionConfig, ConfigError, History, SessionManager
-from engine.config import config_with_text
+from engine import (
+    CompactionCache,
+    CompactionConfig,
+    ConfigError,
+    History,
+    ManagerDeps,
+    SessionManager,
+)
 from engine.layout import cache_path, is_workspace, metis_dir
+from engine.summarizers.settings import SummarizerSettings
+from engine.workspace_config import DEFAULT, parse_flags, resolve_config
 from metis_compaction_tui.cli.commands import (
     JSON_SHAPE_VERSION,
     CliError,
@@ -55,15 +63,20 @@ def is_transcript_path(path: Path) -> bool:
     return any(path.rglob("*.jsonl"))
 
 
-def what_if_config(sets: Sequence[str]) -> CompactionConfig:
-    """The §11 defaults with the offline summarizer, then each `--set KNOB=VALUE`."""
-    values: dict[str, str] = {}
-    for item in sets:
-        name, equals, value = item.partition("=")
-        if not equals or not name.strip():
-            raise CliError(f"--set {item!r}: write it as KNOB=VALUE, e.g. threshold_tokens=150000")
-        values[name.strip()] = value
-    return config_with_text(CompactionConfig(compaction_model=WHAT_IF_MODEL), values)
+class WhatIf(NamedTuple):
+    config: CompactionConfig
+    summarizer: SummarizerSettings
+
+
+def what_if_settings(sets: Sequence[str], workspace: Path = Path(".")) -> WhatIf:
+    """What a transcript's what-ifs run with: the knobs and summarizer settings of the workspace
+    the command runs in (its `.metis/config.yaml`, `METIS_*`, then `--set`), as its stored
+    sessions get them; the offline summarizer where nothing names a model (no key needed)."""
+    settings = resolve_config(workspace, flags=parse_flags(list(sets)))
+    config = settings.config
+    if settings.origins["compaction_model"].kind == DEFAULT:
+        config = msgspec.structs.replace(config, compaction_model=WHAT_IF_MODEL)
+    return WhatIf(config, settings.summarizer.bound(config.compaction_model))
 
 
 def _paths(path: Path | None, limit: int) -> list[Path]:
@@ -83,7 +96,7 @@ def _read(path: Path, config: CompactionConfig) -> Recording:
 
 
 def cmd_inspect(path: Path | None, scratch: Path | None, limit: int, sets: Sequence[str]) -> int:
-    config = what_if_config(sets)
+    config, summarizer = what_if_settings(sets)
     scratch = scratch or scratch_dir()
     paths = _paths(path, limit)
     if len(paths) == 1 and (problem := probe_head(paths[0])) is not None:
@@ -96,7 +109,10 @@ def cmd_inspect(path: Path | None, scratch: Path | None, limit: int, sets: Seque
     from metis_compaction_tui.app import run_app
 
     label = str(path) if path is not None else "Claude Code and Codex logs"
-    return run_app(TranscriptSource(paths, scratch=scratch, config=config, label=label))
+    source = TranscriptSource(
+        paths, scratch=scratch, config=config, label=label, summarizer_settings=summarizer
+    )
+    return run_app(source)
 
 
 WARNINGS_SHOWN = 10  # in the text output; --json has them all
@@ -182,7 +198,7 @@ def _read_all(
 def cmd_transcript_status(
     path: Path, sets: Sequence[str], limit: int, as_json: bool, out: TextIO
 ) -> int:
-    config = what_if_config(sets)
+    config = what_if_settings(sets).config
     sessions, not_read = _read_all(path, _paths(path, limit), config)
     if as_json:
         emit_json(
@@ -238,14 +254,16 @@ def cmd_transcript_compact(
         )
     if not is_transcript_file(path):
         raise CliError(f"{path}: compact takes one transcript file")
-    config = what_if_config(sets)
+    config, summarizer = what_if_settings(sets)
     recording = _read(path, config)
     scratch_cache = cache_path(scratch_dir())
     cache = CompactionCache(scratch_cache) if scratch_cache.exists() else None  # peek, never create
-    knobs = {name: getattr(config, name) for name in config.__struct_fields__}
     try:
         manager = SessionManager(
-            session_id=recording.session_id, history=recording.messages, cache=cache, **knobs
+            session_id=recording.session_id,
+            history=recording.messages,
+            config=config,
+            deps=ManagerDeps(cache=cache, summarizer_settings=summarizer),
         )
     except ConfigError as error:
         raise CliError(str(error)) from None

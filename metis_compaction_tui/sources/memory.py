@@ -32,6 +32,7 @@ from engine.errors import SpanChanged, UndoRefused
 from engine.layout import cache_path
 from engine.policy.span import check_span_unchanged
 from engine.policy.undo import latest_in_effect, undo_compaction
+from engine.summarizers.settings import SummarizerSettings
 from metis_compaction_tui.sources.base import (
     ALL_ACTIONS,
     ActionRefused,
@@ -189,8 +190,11 @@ class MemorySource:
         workspace: Path | None = None,
         clock: Callable[[], int] | None = None,
         summarizer: Callable[[], Summarizer] | None = None,
+        summarizer_settings: SummarizerSettings | None = None,
     ) -> None:
         self.summarizer = summarizer  # a factory; None: the one the session's model names
+        # How that one is reached and priced (a workspace's summarizer.*); None: the defaults.
+        self.summarizer_settings = summarizer_settings
         self.label = label
         self.clock = clock  # the managers' clock (compaction records): fixed for snapshots
         self.workspace = workspace
@@ -337,6 +341,7 @@ class MemorySource:
                     persistence=self.store,
                     workspace=self.workspace,
                     summarizer=self.summarizer() if self.summarizer else None,
+                    summarizer_settings=self.summarizer_settings,
                     **({"clock": self.clock} if self.clock else {}),
                 ),
                 spent_usd=session.spent_usd,

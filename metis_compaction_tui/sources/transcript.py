@@ -32,6 +32,7 @@ from engine import (
     estimate_message_tokens,
 )
 from engine.policy.projection import ProjectedCompaction, Projection
+from engine.summarizers.settings import SummarizerSettings
 from metis_compaction_tui.defaults import DEFAULT_LIMIT
 from metis_compaction_tui.importers import (
     AgentCompaction,
@@ -253,6 +254,7 @@ class TranscriptSource:
         label: str | None = None,
         summarizer: Callable[[], Summarizer] | None = None,
         clock: Callable[[], int] | None = None,
+        summarizer_settings: SummarizerSettings | None = None,
     ) -> None:
         if not paths:
             raise ValueError("no transcripts to inspect")
@@ -260,7 +262,11 @@ class TranscriptSource:
         self.label = label or (str(paths[0]) if len(paths) == 1 else f"{len(paths)} transcripts")
         self.scratch = scratch
         self.memory = MemorySource(
-            self.label, workspace=scratch, summarizer=summarizer, clock=clock
+            self.label,
+            workspace=scratch,
+            summarizer=summarizer,
+            clock=clock,
+            summarizer_settings=summarizer_settings,
         )
         self.lock = threading.RLock()
         self.recordings: dict[str, Recording] = {}

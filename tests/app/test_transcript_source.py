@@ -7,6 +7,7 @@ import hashlib
 import random
 import re
 import shutil
+from decimal import Decimal
 from pathlib import Path
 
 import msgspec
@@ -15,6 +16,8 @@ import pytest
 from engine import validate_history
 from engine.layout import cache_path
 from engine.policy.projection import project_compactions
+from engine.summarizers import price_origin
+from engine.summarizers.settings import PRICE_STATED, StatedPrice, SummarizerSettings
 from metis_compaction_tui.importers import load_transcript
 from metis_compaction_tui.sources.base import SourceUnavailable
 from metis_compaction_tui.sources.session_data import (
@@ -316,3 +319,21 @@ def test_a_long_first_read_reports_its_progress(
         out.writelines(writer.turn())
     source.poll()
     assert len(reports) == 5  # appends are quick: no progress for them
+
+
+def test_what_ifs_use_the_summarizer_settings_they_are_given(tmp_path: Path) -> None:
+    # `inspect` passes the workspace's summarizer.* (an unlisted model at a stated price):
+    # without them, a what-if on that model is refused for want of a price.
+    live = tmp_path / "live.jsonl"
+    shutil.copy(CLAUDE / "preserved_segment.jsonl", live)
+    model = "anthropic:llama-3.1-8b-local"
+    price = StatedPrice(input_per_mtok=Decimal("0.5"), output_per_mtok=Decimal(2))
+    settings = SummarizerSettings(model=model, price=price)
+    config = msgspec.structs.replace(CONFIG, compaction_model=model)
+    source = TranscriptSource(
+        [live], scratch=tmp_path / "scratch", config=config, summarizer_settings=settings
+    )
+    with source.managing("live") as manager:
+        assert price_origin(model, manager.summarizer_settings) == PRICE_STATED
+        preview = manager.preview()
+        assert preview is not None and preview.estimated_cost_usd > 0

@@ -10,6 +10,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from engine.layout import config_path
 from metis_compaction_tui.cli import dispatch as cli
 from tests.cli.test_cli import SessionFigures, Strict, run
 from tests.importers.test_importers import CLAUDE, CODEX_ROLLOUT, OURS
@@ -103,6 +104,46 @@ def test_status_json_of_a_transcript_has_the_documented_shape(
     assert transcript.projected_compactions, "40 turns cross a 3,000-token threshold"
     assert transcript.recorded_usage.responses == 80  # two responses a turn (one split)
     assert hashlib.sha256(live.read_bytes()).digest() == before
+
+
+def test_a_transcripts_what_if_knobs_come_from_the_workspace_it_runs_in(
+    live: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run next to metis dev, `status` (and `inspect`, `compact --dry-run`) on a transcript
+    takes the knobs that workspace's .metis/config.yaml and METIS_* set, under --set."""
+    workspace = tmp_path / "ws"
+    config_path(workspace).parent.mkdir(parents=True)
+    config_path(workspace).write_text(
+        "compaction_threshold_tokens: 4000\ncompaction_hard_cap_tokens: 9000\n"
+    )
+    monkeypatch.chdir(workspace)
+    monkeypatch.setenv("METIS_COMPACTION_PRESERVE_RECENT_TURNS", "3")
+
+    def status(*flags: str) -> TranscriptSession:
+        code, out, err = run(capsys, "status", str(live), "--json", *flags)
+        assert code == 0, err
+        (session,) = msgspec.json.decode(out, type=TranscriptStatus).sessions
+        return session
+
+    session = status()
+    assert (session.threshold_tokens, session.hard_cap_tokens) == (4_000, 9_000)
+    assert session.preserve_recent_turns == 3
+    assert session.model == "local:extractive"  # nothing named a model: the offline one
+    assert status("--set", "threshold_tokens=5000").threshold_tokens == 5_000
+    # The workspace's summarizer settings too: an unlisted model at the price it states.
+    config_path(workspace).write_text(
+        'compaction_model: "anthropic:llama-3.1-8b-local"\nsummarizer:\n  price:\n'
+        "    input_per_mtok: 0.5\n    output_per_mtok: 2\n"
+    )
+    code, out, err = run(capsys, "compact", str(live), "--dry-run", "--json")
+    assert code == 0, err
+    preview = json.loads(out)
+    assert preview["model"] == "anthropic:llama-3.1-8b-local"
+    assert preview["price_origin"] == "price you set"
+    # A bad file is the same one-line error a workspace gets.
+    config_path(workspace).write_text("compaction_threshold_tokens: lots\n")
+    code, _, err = run(capsys, "status", str(live))
+    assert code == 2 and f"{config_path(Path('.'))}:1: compaction_threshold_tokens" in err
 
 
 def test_status_text_of_a_folder_lists_every_transcript(
@@ -208,8 +249,8 @@ def test_compact_dry_run_on_a_transcript_previews_and_writes_nothing(
     ("argv", "message"),
     [
         (["compact", "{live}"], "is a transcript, which is never written: add --dry-run"),
-        (["status", "{live}", "--set", "threshold"], "write it as KNOB=VALUE"),
-        (["status", "{live}", "--set", "colour=blue"], "colour: no such knob"),
+        (["status", "{live}", "--set", "threshold"], "--set: threshold: expected KEY=VALUE"),
+        (["status", "{live}", "--set", "colour=blue"], "--set: colour: no such setting"),
         (["status", "{live}", "--set", "threshold_tokens=many"], "'many' is not a whole number"),
         (["status", "{live}", "--set", "threshold_tokens=90000"], "must be below"),
         (["inspect", "{missing}"], "does not exist"),

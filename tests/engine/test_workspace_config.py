@@ -171,7 +171,7 @@ def test_a_bad_environment_value_names_the_variable(tmp_path: Path) -> None:
     with pytest.raises(ConfigFileError) as raised:
         resolve_config(tmp_path, environ={"METIS_COMPACTION_CACHE_MAX_ROWS": "many"})
     assert str(raised.value).startswith(
-        "METIS_COMPACTION_CACHE_MAX_ROWS: compaction_cache_max_rows: Expected `int`"
+        "METIS_COMPACTION_CACHE_MAX_ROWS: compaction_cache_max_rows: 'many' is not a whole number"
     )
 
 
