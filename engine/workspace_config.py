@@ -159,6 +159,7 @@ def read_config_file(path: Path) -> tuple[ConfigLayer, dict[str, int]]:
         layer = msgspec.yaml.decode(raw, type=ConfigLayer)
     except msgspec.ValidationError as error:
         key, detail = _key_of(str(error))
+        detail = _plain(detail, _value_at(msgspec.yaml.decode(raw), key))
         line = _line_of(text, key)
         raise ConfigFileError(
             key or "(top level)", detail, where=f"{path}:{line}" if line else str(path)
@@ -322,11 +323,9 @@ def _text_layer(values: Mapping[str, str], where: Mapping[str, str]) -> ConfigLa
         return msgspec.convert(nested, ConfigLayer, strict=False)
     except msgspec.ValidationError as error:
         key, detail = _key_of(str(error))
-        expected = _EXPECTED_TEXT.search(detail)
-        if expected and key in values:
-            # Text that did not parse: say what it was and what it should be.
-            detail = f"{values[key]!r} is not {_EXPECTED_WORDS[expected.group(1) or 'decimal']}"
-        raise ConfigFileError(key, detail, where=where.get(key, "?")) from None
+        raise ConfigFileError(
+            key, _plain(detail, values.get(key)), where=where.get(key, "?")
+        ) from None
 
 
 # msgspec's words for text that is not the number (or flag) a key takes.
@@ -337,6 +336,26 @@ _EXPECTED_WORDS = {
     "bool": "true or false",
     "decimal": "a decimal number",
 }
+
+
+def _plain(detail: str, value: object) -> str:
+    """Text that did not parse as the number (or flag) its key takes: what it was and what it
+    should be ('lots' is not a whole number), not msgspec's words for it."""
+    expected = _EXPECTED_TEXT.search(detail)
+    if expected is None or not isinstance(value, str):
+        return detail
+    # A long value is not echoed: it is no number mistyped, and could be a key pasted there.
+    shown = f"{value!r}" if len(value) <= 32 else "the text there"
+    return f"{shown} is not {_EXPECTED_WORDS[expected.group(1) or 'decimal']}"
+
+
+def _value_at(document: object, key: str) -> object:
+    """The value at a dotted key of a decoded document, None where there is none."""
+    for part in key.split("."):
+        if not isinstance(document, dict):
+            return None
+        document = document.get(part)
+    return document
 
 
 def environment_values(environ: Mapping[str, str]) -> dict[str, str]:

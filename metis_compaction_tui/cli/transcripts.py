@@ -68,10 +68,15 @@ class WhatIf(NamedTuple):
     summarizer: SummarizerSettings
 
 
-def what_if_settings(sets: Sequence[str], workspace: Path = Path(".")) -> WhatIf:
+def what_if_settings(sets: Sequence[str], workspace: Path | None = None) -> WhatIf:
     """What a transcript's what-ifs run with: the knobs and summarizer settings of the workspace
     the command runs in (its `.metis/config.yaml`, `METIS_*`, then `--set`), as its stored
     sessions get them; the offline summarizer where nothing names a model (no key needed)."""
+    if workspace is None:
+        try:
+            workspace = Path.cwd()  # named in full in an error: the user did not name it
+        except OSError:
+            workspace = Path(".")  # a folder removed under the shell
     settings = resolve_config(workspace, flags=parse_flags(list(sets)))
     config = settings.config
     if settings.origins["compaction_model"].kind == DEFAULT:

@@ -148,7 +148,7 @@ def test_an_unlisted_model_without_a_stated_price_is_refused_before_any_call(
     ("text", "line", "words"),
     [
         ("compaction_threshold_tokens: 4000\nthreshold: 5\n", 2, "threshold: unknown key"),
-        ("\ncompaction_hard_cap_tokens: big\n", 2, "compaction_hard_cap_tokens: Expected `int`"),
+        ("\ncompaction_hard_cap_tokens: big\n", 2, "compaction_hard_cap_tokens: 'big' is not a"),
         ("summarizer:\n  price: {input_per_mtok: 1\n", 3, "(YAML syntax)"),
     ],
 )

@@ -145,8 +145,15 @@ def test_a_bad_nested_key_is_named_with_its_dotted_path(tmp_path: Path) -> None:
 def test_a_bad_type_is_named_with_its_file_line_and_key(tmp_path: Path) -> None:
     error = error_of(tmp_path, "\n\ncompaction_cache_max_rows: lots\n")
     assert str(error) == (
-        f"{config_path(tmp_path)}:3: compaction_cache_max_rows: Expected `int`, got `str`"
+        f"{config_path(tmp_path)}:3: compaction_cache_max_rows: 'lots' is not a whole number"
     )
+    error = error_of(tmp_path, "summarizer:\n  price:\n    input_per_mtok: cheap\n")
+    assert str(error).endswith("summarizer.price.input_per_mtok: 'cheap' is not a decimal number")
+    error = error_of(tmp_path, "compaction_cache_max_rows: [1]\n")
+    assert str(error).endswith("compaction_cache_max_rows: Expected `int`, got `array`")
+    key = "sk-ant-api03-" + "x" * 80  # pasted in the wrong place: never echoed
+    error = error_of(tmp_path, f"compaction_cache_max_rows: {key}\n")
+    assert key not in str(error) and str(error).endswith("the text there is not a whole number")
 
 
 def test_a_bad_value_is_named_with_the_engines_reason(tmp_path: Path) -> None:
