@@ -122,7 +122,7 @@ def _pct(part: int, whole: int) -> int:
 
 
 def claude_fields(raw: bytes, opts: Options) -> dict[str, object] | None:
-    from metis_compaction_tui.statusline.claude_input import parse_claude_input
+    from metis_compaction_tui.statusline.claude_input import parse_claude_input, window_for
     from metis_compaction_tui.statusline.state import (
         identify,
         load_line_state,
@@ -138,6 +138,7 @@ def claude_fields(raw: bytes, opts: Options) -> dict[str, object] | None:
     f["model"] = clean(got.model_name, 40)
     f["session"] = clean(got.session_id, 40)
     f["ctx"], f["window"] = got.context_tokens, got.window_tokens
+    f["ctx_from"] = "claude-code" if got.context_tokens is not None else None
     saved = None
     if not got.transcript_path:
         f["note"] = "no transcript path"
@@ -193,6 +194,13 @@ def claude_fields(raw: bytes, opts: Options) -> dict[str, object] | None:
             f["note"] = f["note"] or "context not measured since the compaction"
     window = got.window_tokens
     ctx = got.context_tokens
+    if not got.has_window and saved is not None and not f["stale"]:
+        # An older Claude Code: the context the transcript last recorded, in a window read off
+        # the model's name.
+        ctx = saved["last_context"]  # type: ignore[assignment]
+        if ctx is not None:
+            window = window_for(got.model_id, got.model_name)
+            f["ctx"], f["window"], f["ctx_from"] = ctx, window, "transcript"
     if window:
         auto_at = int(window * AUTO_COMPACT_FRACTION)
         f["auto_at"] = auto_at

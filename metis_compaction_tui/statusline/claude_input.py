@@ -21,6 +21,7 @@ class ClaudeInput:
         "cache_read_tokens",
         "context_tokens",
         "cost_usd",
+        "has_window",
         "input_tokens",
         "model_id",
         "model_name",
@@ -35,6 +36,9 @@ class ClaudeInput:
         self.model_id = ""
         self.model_name = ""
         self.window_tokens: int | None = None
+        # Claude Code before 2.0 sends no context_window at all (not a null usage after /compact):
+        # the line then takes the context from the transcript.
+        self.has_window = False
         self.context_tokens: int | None = None  # input + cache read + cache creation
         self.input_tokens: int | None = None
         self.cache_read_tokens: int | None = None
@@ -75,6 +79,7 @@ def parse_claude_input(raw: bytes) -> ClaudeInput | None:
         model = _object(model)
         got.model_id = _text(model.get("id"), 200)
         got.model_name = _text(model.get("display_name"), 200) or got.model_id
+    got.has_window = isinstance(data.get("context_window"), dict)
     window = _object(data.get("context_window"))
     got.window_tokens = _count(window.get("context_window_size")) or None
     usage = window.get("current_usage")
@@ -87,3 +92,14 @@ def parse_claude_input(raw: bytes) -> ClaudeInput | None:
     if isinstance(cost, int | float) and not isinstance(cost, bool) and 0 <= cost < 1e9:
         got.cost_usd = float(cost)
     return got
+
+
+# Claude Code's windows: 200k, or 1M where the model id says so ("claude-sonnet-4-5[1m]").
+DEFAULT_WINDOW = 200_000
+LONG_WINDOW = 1_000_000
+
+
+def window_for(model_id: str, model_name: str) -> int:
+    """The window of a model when Claude Code does not say it: our reading of the model's name."""
+    named = f"{model_id} {model_name}".lower()
+    return LONG_WINDOW if "[1m]" in named or "1m context" in named else DEFAULT_WINDOW

@@ -252,6 +252,7 @@ def _error_line(path: str, now: FileIdentity, error: str) -> dict[str, object]:
         "cache_total": 0,
         "last_before": None,
         "last_after": None,
+        "last_context": None,
         "soft_in": None,
         "trigger": "",
         "explain": "",
@@ -394,6 +395,8 @@ def _read(
         "cache_total": cache_total,
         "last_before": last.pre_tokens if last else None,
         "last_after": last_after,
+        # The context the agent measured on its latest response (older Claude Code sends none).
+        "last_context": last_usage_context if last_usage_index >= 0 else None,
         "last_trigger": last.trigger if last else None,
         "soft_in": soft_in,
         "trigger": trigger,

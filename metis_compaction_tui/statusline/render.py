@@ -15,6 +15,7 @@ FIELD_NAMES = (
     "model",
     "session",
     "ctx",
+    "ctx_from",
     "window",
     "ctx_pct",
     "auto_at",
@@ -98,7 +99,8 @@ def segments(f: dict[str, object]) -> list[Segment]:
         out.append(Segment((f"ctx ? ({what})", "dim")))
     else:
         pct = f["ctx_pct"]
-        tail = f"/{short(window)} {pct}%" if window else ""  # type: ignore[arg-type]
+        guessed = "~" if f["ctx_from"] == "transcript" else ""  # the window read off the name
+        tail = f"/{guessed}{short(window)} {pct}%" if window else ""  # type: ignore[arg-type]
         out.append(Segment((f"ctx {short(ctx)}", None), (tail, _zone(f["auto_pct"]))))  # type: ignore[arg-type]
         if f["auto_at"] is not None:
             left = f["auto_left"]

@@ -14,7 +14,7 @@ import os
 
 from metis_compaction_tui.statusline.json_object import load_object
 
-STATE_VERSION = 1
+STATE_VERSION = 2  # 2: last_context
 HEAD_BYTES = 64  # the fingerprint: a replaced file almost never starts with the same 64 bytes
 
 
@@ -105,7 +105,7 @@ _INT_FIELDS = (
     "cache_total",
     "messages",
 )
-_OPTIONAL_INT_FIELDS = ("last_before", "last_after", "soft_in")
+_OPTIONAL_INT_FIELDS = ("last_before", "last_after", "soft_in", "last_context")
 TRIGGERS = ("", "ok", "soft", "forced")  # what the refresher writes: anything else is not ours
 
 

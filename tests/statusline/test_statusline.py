@@ -15,6 +15,7 @@ import pytest
 
 from metis_compaction_tui import statusline
 from metis_compaction_tui.statusline import MARKER_NO_INPUT, main
+from metis_compaction_tui.statusline.render import short
 from metis_compaction_tui.statusline.state import state_key
 from tests.importers.test_importers import CODEX_BEFORE_COMPACTING, COMPACTED, RECOUNT
 from tests.transcript_writer import ClaudeCodeWriter
@@ -201,6 +202,39 @@ def test_a_codex_compaction_shows_its_size_after_from_codexs_recount(
         out.write(RECOUNT + "\n")
     f = fields(stdin_json(log))
     assert (f["agent_compactions"], f["last_before"], f["last_after"]) == (1, 62_700, 3_150)
+
+
+def older_stdin(transcript: Path, model_id: str = "claude-opus-4-1-20250805") -> bytes:
+    """Claude Code before 2.0: no context_window object at all."""
+    data = json.loads(stdin_json(transcript, model={"id": model_id, "display_name": "Opus 4.1"}))
+    del data["context_window"]
+    return json.dumps(data).encode()
+
+
+def test_an_older_claude_code_gets_the_context_from_the_transcript(
+    tmp_path: Path, state_dir: Path
+) -> None:
+    log = tmp_path / "s.jsonl"
+    writer = ClaudeCodeWriter(9, compact_every=5)
+    write(log, writer, 7, "w")
+    usage = json.loads(log.read_text().splitlines()[-1])["message"]["usage"]
+    recorded = (
+        usage["input_tokens"]
+        + usage["cache_read_input_tokens"]
+        + usage["cache_creation_input_tokens"]
+    )
+    f = fields(older_stdin(log))
+    assert (f["ctx"], f["ctx_from"], f["window"]) == (recorded, "transcript", 200_000)
+    assert f["auto_left"] == 160_000 - recorded
+    assert run(older_stdin(log), "--no-color").startswith(f"ctx {short(recorded)}/~200k ")
+    assert fields(older_stdin(log, "claude-sonnet-4-5[1m]"))["window"] == 1_000_000
+    # What Claude Code says wins where it says it.
+    f = fields(stdin_json(log, usage=USAGE))
+    assert (f["ctx"], f["ctx_from"], f["window"]) == (90_010, "claude-code", 200_000)
+    # Just after a compaction the transcript has measured nothing since: not the old figure.
+    write(log, writer, 3)  # turn 10 ends with the compact boundary and the summary
+    f = fields(older_stdin(log))
+    assert f["ctx"] is None and f["stale"] is True
 
 
 def test_null_usage_at_a_sessions_start_is_not_called_a_compaction(tmp_path: Path) -> None:
