@@ -137,7 +137,7 @@ def claude_fields(raw: bytes, opts: Options) -> dict[str, object] | None:
     f["source"] = "claude-code"
     f["model"] = clean(got.model_name, 40)
     f["session"] = clean(got.session_id, 40)
-    f["ctx"], f["window"] = got.context_tokens, got.window_tokens
+    f["ctx"] = got.context_tokens
     f["ctx_from"] = "claude-code" if got.context_tokens is not None else None
     saved = None
     if not got.transcript_path:
@@ -192,15 +192,20 @@ def claude_fields(raw: bytes, opts: Options) -> dict[str, object] | None:
         f["stale"] = bool(saved is not None and saved["stale_usage"])
         if f["last_after"] is not None and f["stale"]:
             f["note"] = f["note"] or "context not measured since the compaction"
-    window = got.window_tokens
     ctx = got.context_tokens
-    if not got.has_window and saved is not None and not f["stale"]:
-        # An older Claude Code: the context the transcript last recorded, in a window read off
-        # the model's name.
+    if not got.usage_said and saved is not None and not f["stale"]:
+        # An older Claude Code: the context the transcript last recorded.
         ctx = saved["last_context"]  # type: ignore[assignment]
         if ctx is not None:
-            window = window_for(got.model_id, got.model_name)
-            f["ctx"], f["window"], f["ctx_from"] = ctx, window, "transcript"
+            f["ctx"], f["ctx_from"] = ctx, "transcript"
+    window = got.window_tokens
+    named = window_for(got.model_id, got.model_name)
+    if window is None or named > window:
+        window = named  # not said, or 200k said of a 1M session
+        f["window_from"] = "model name"
+    elif window:
+        f["window_from"] = "claude-code"
+    f["window"] = window
     if window:
         auto_at = int(window * AUTO_COMPACT_FRACTION)
         f["auto_at"] = auto_at

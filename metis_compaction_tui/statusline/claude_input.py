@@ -21,12 +21,12 @@ class ClaudeInput:
         "cache_read_tokens",
         "context_tokens",
         "cost_usd",
-        "has_window",
         "input_tokens",
         "model_id",
         "model_name",
         "session_id",
         "transcript_path",
+        "usage_said",
         "window_tokens",
     )
 
@@ -36,9 +36,10 @@ class ClaudeInput:
         self.model_id = ""
         self.model_name = ""
         self.window_tokens: int | None = None
-        # Claude Code before 2.0 sends no context_window at all (not a null usage after /compact):
-        # the line then takes the context from the transcript.
-        self.has_window = False
+        # Whether the input has current_usage at all (null after /compact is saying something).
+        # Claude Code before 2.0.65 sent no context_window, and the first versions with one no
+        # current_usage: the line then takes the context from the transcript.
+        self.usage_said = False
         self.context_tokens: int | None = None  # input + cache read + cache creation
         self.input_tokens: int | None = None
         self.cache_read_tokens: int | None = None
@@ -79,9 +80,9 @@ def parse_claude_input(raw: bytes) -> ClaudeInput | None:
         model = _object(model)
         got.model_id = _text(model.get("id"), 200)
         got.model_name = _text(model.get("display_name"), 200) or got.model_id
-    got.has_window = isinstance(data.get("context_window"), dict)
     window = _object(data.get("context_window"))
     got.window_tokens = _count(window.get("context_window_size")) or None
+    got.usage_said = "current_usage" in window
     usage = window.get("current_usage")
     if isinstance(usage, dict):
         got.input_tokens = _count(usage.get("input_tokens")) or 0
@@ -100,6 +101,7 @@ LONG_WINDOW = 1_000_000
 
 
 def window_for(model_id: str, model_name: str) -> int:
-    """The window of a model when Claude Code does not say it: our reading of the model's name."""
+    """A model's window read off its name: for a Claude Code that does not say it, and over the
+    200k some versions report for a 1M session."""
     named = f"{model_id} {model_name}".lower()
     return LONG_WINDOW if "[1m]" in named or "1m context" in named else DEFAULT_WINDOW

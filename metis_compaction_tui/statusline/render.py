@@ -17,6 +17,7 @@ FIELD_NAMES = (
     "ctx",
     "ctx_from",
     "window",
+    "window_from",
     "ctx_pct",
     "auto_at",
     "auto_pct",
@@ -99,7 +100,7 @@ def segments(f: dict[str, object]) -> list[Segment]:
         out.append(Segment((f"ctx ? ({what})", "dim")))
     else:
         pct = f["ctx_pct"]
-        guessed = "~" if f["ctx_from"] == "transcript" else ""  # the window read off the name
+        guessed = "~" if f["window_from"] == "model name" else ""
         tail = f"/{guessed}{short(window)} {pct}%" if window else ""  # type: ignore[arg-type]
         out.append(Segment((f"ctx {short(ctx)}", None), (tail, _zone(f["auto_pct"]))))  # type: ignore[arg-type]
         if f["auto_at"] is not None:

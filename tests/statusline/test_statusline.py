@@ -99,7 +99,8 @@ def test_fields_of_the_wrong_type_are_ignored(tmp_path: Path) -> None:
     assert f["ctx"] == 0 and f["window"] == 200000 and f["model"] == ""
     window = {"context_window_size": "2", "current_usage": "x"}
     f = fields(stdin_json(None, context_window=window))
-    assert f["ctx"] is None and f["window"] is None
+    # A window size that is no count is not taken: the model's name says 200k.
+    assert f["ctx"] is None and (f["window"], f["window_from"]) == (200_000, "model name")
     assert f["note"] == "no transcript path"
 
 
@@ -228,9 +229,18 @@ def test_an_older_claude_code_gets_the_context_from_the_transcript(
     assert f["auto_left"] == 160_000 - recorded
     assert run(older_stdin(log), "--no-color").startswith(f"ctx {short(recorded)}/~200k ")
     assert fields(older_stdin(log, "claude-sonnet-4-5[1m]"))["window"] == 1_000_000
+    # 2.0.65 sent a context_window with its size and session totals, but no current_usage.
+    data = json.loads(older_stdin(log))
+    data["context_window"] = {"total_input_tokens": 9, "context_window_size": 200_000}
+    f = fields(json.dumps(data).encode())
+    assert (f["ctx"], f["ctx_from"], f["window_from"]) == (recorded, "transcript", "claude-code")
+    # Some versions report 200k for a 1M session: the model's id is believed over it.
+    data["model"] = {"id": "claude-sonnet-4-5[1m]"}
+    assert fields(json.dumps(data).encode())["window"] == 1_000_000
     # What Claude Code says wins where it says it.
     f = fields(stdin_json(log, usage=USAGE))
     assert (f["ctx"], f["ctx_from"], f["window"]) == (90_010, "claude-code", 200_000)
+    assert f["window_from"] == "claude-code"
     # Just after a compaction the transcript has measured nothing since: not the old figure.
     write(log, writer, 3)  # turn 10 ends with the compact boundary and the summary
     f = fields(older_stdin(log))
