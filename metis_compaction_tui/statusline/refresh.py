@@ -213,7 +213,8 @@ def _refresh(path: str, directory: str, model: str, wait: bool) -> bool:
         try:
             line, parse = _read(path, now, parse, model)
         except TranscriptError as exc:
-            line = _error_line(path, now, f"not a transcript ({exc.detail[:80]})")
+            why = exc.detail.removeprefix("not a transcript: ")  # said once on the line
+            line = _error_line(path, now, f"not a transcript: {why[:80]}")
             parse = None
         except Exception as exc:
             line = _error_line(path, now, f"cannot read it ({type(exc).__name__})")
