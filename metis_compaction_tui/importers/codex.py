@@ -152,8 +152,9 @@ class CodexImporter(LogImporter):
         super().__init__(path)  # `generation` stays 0: a rollout only grows, never rebuilt
         self._last_info: tuple[object, object] | None = None  # (total, last) of the latest
         self._last_context: int | None = None
-        # Codex's own count of the history after it compacted (or rewound), while no response
-        # has been measured since; and whether the newest compaction still lacks it.
+        # Codex's own count of the history after it rewound (or, in older versions, just before
+        # the compacted record), while no response has been measured since; and whether the
+        # newest compaction has had no response since, so a recount written after it is its own.
         self._recount: int | None = None
         self._after_compaction = False
         # Messages taken but not yet paired with their twin from the other record kind:
@@ -290,8 +291,11 @@ class CodexImporter(LogImporter):
             line,
             post_tokens=self._recount,
         )
-        self._after_compaction = self._recount is None
+        # A recount written after the record is this compaction's own and overrides one taken
+        # from before it (which may have been a rewind's); each is taken once.
+        self._after_compaction = True
         self._recount = None
+        self._last_info = None  # the same figures again after this are a new recount
         self._unpaired.clear()  # nothing before the compaction pairs with what follows
         replacement = payload.get("replacement_history")
         if isinstance(replacement, list) and replacement:
@@ -320,11 +324,10 @@ class CodexImporter(LogImporter):
             # No response: Codex's estimate of the history it now holds (after compacting or
             # rewinding), with the session totals unchanged.
             tokens = _int(last, "total_tokens")
-            if tokens > 0:
+            if tokens > 0 and self._after_compaction:
+                self.builder.set_post_tokens(tokens)
+            elif tokens > 0:
                 self._recount = tokens
-                if self._after_compaction:
-                    self.builder.set_post_tokens(tokens)
-                    self._after_compaction = False
             return
         self._recount, self._after_compaction = None, False
         cached = _int(last, "cached_input_tokens")

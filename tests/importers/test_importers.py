@@ -387,6 +387,28 @@ def test_codex_recount_after_a_response_is_not_a_compactions_size(tmp_path: Path
     assert compaction.post_tokens is None
 
 
+def test_codex_recount_is_taken_by_one_compaction_only(tmp_path: Path) -> None:
+    # Two compactions in a row, each recounted after it: the first recount is not the second
+    # compaction's size, and the second's own recount (the same figures again) is not a repeat.
+    path = tmp_path / "rollout.jsonl"
+    second = codex_usage(122_000, 0, 0, 2_000)
+    lines = [*CODEX_BEFORE_COMPACTING, COMPACTED, RECOUNT, COMPACTED, second, COMPACTED, second]
+    path.write_text("\n".join(lines) + "\n")
+    compactions = load_transcript(path).agent_compactions
+    assert [c.post_tokens for c in compactions] == [3_150, 2_000, 2_000]
+
+
+def test_codex_rewind_recount_gives_way_to_the_compactions_own(tmp_path: Path) -> None:
+    # A rewind's recount just before a compaction is taken for want of better, and the
+    # compaction's own recount written after it replaces it.
+    path = tmp_path / "rollout.jsonl"
+    rewind = codex_usage(122_000, 0, 0, 50_000)
+    lines = [*CODEX_BEFORE_COMPACTING, rewind, COMPACTED, RECOUNT]
+    path.write_text("\n".join(lines) + "\n")
+    [compaction] = load_transcript(path).agent_compactions
+    assert compaction.post_tokens == 3_150
+
+
 def test_tail_sends_a_compaction_again_when_its_size_after_arrives(tmp_path: Path) -> None:
     path = tmp_path / "rollout.jsonl"
     path.write_text("\n".join([*CODEX_BEFORE_COMPACTING, COMPACTED]) + "\n")
