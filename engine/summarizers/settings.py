@@ -92,6 +92,11 @@ class SummarizerSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unkno
         if isinstance(self.timeout_s, bool) or not 0 < self.timeout_s <= 3600:
             raise ConfigError("summarizer.timeout_s", f"{self.timeout_s!r} must be in (0, 3600]")
 
+    @property
+    def names_a_summarizer(self) -> bool:
+        """Whether these say which summarizer serves, or how: more than a timeout."""
+        return self != SummarizerSettings(timeout_s=self.timeout_s)
+
     def bound(self, model: str) -> SummarizerSettings:
         """These settings with the model they serve named: `model`, when none is named."""
         return self if self.model is not None else msgspec.structs.replace(self, model=model)

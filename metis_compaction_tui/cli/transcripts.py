@@ -71,7 +71,8 @@ class WhatIf(NamedTuple):
 def what_if_settings(sets: Sequence[str], workspace: Path | None = None) -> WhatIf:
     """What a transcript's what-ifs run with: the knobs and summarizer settings of the workspace
     the command runs in (its `.metis/config.yaml`, `METIS_*`, then `--set`), as its stored
-    sessions get them; the offline summarizer where nothing names a model (no key needed)."""
+    sessions get them; the offline summarizer where nothing names a model or a summarizer (no
+    key needed). A `summarizer:` section without a model serves the default model, as there."""
     if workspace is None:
         try:
             workspace = Path.cwd()  # named in full in an error: the user did not name it
@@ -79,7 +80,9 @@ def what_if_settings(sets: Sequence[str], workspace: Path | None = None) -> What
             workspace = Path(".")  # a folder removed under the shell
     settings = resolve_config(workspace, flags=parse_flags(list(sets)))
     config = settings.config
-    if settings.origins["compaction_model"].kind == DEFAULT:
+    if settings.origins["compaction_model"].kind == DEFAULT and not (
+        settings.summarizer.names_a_summarizer
+    ):
         config = msgspec.structs.replace(config, compaction_model=WHAT_IF_MODEL)
     return WhatIf(config, settings.summarizer.bound(config.compaction_model))
 

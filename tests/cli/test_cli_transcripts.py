@@ -10,6 +10,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from engine.config import CompactionConfig
 from engine.layout import config_path
 from metis_compaction_tui.cli import dispatch as cli
 from tests.cli.test_cli import SessionFigures, Strict, run
@@ -140,6 +141,10 @@ def test_a_transcripts_what_if_knobs_come_from_the_workspace_it_runs_in(
     preview = json.loads(out)
     assert preview["model"] == "anthropic:llama-3.1-8b-local"
     assert preview["price_origin"] == "price you set"
+    # A summarizer named without a model serves the default model, as it does the workspace's
+    # sessions: the plugin is not handed the offline model's name.
+    config_path(workspace).write_text('summarizer:\n  import: "tests.plugins.acme:make"\n')
+    assert status().model == CompactionConfig().compaction_model
     # A bad file is the same one-line error a workspace gets.
     config_path(workspace).write_text("compaction_threshold_tokens: lots\n")
     code, _, err = run(capsys, "status", str(live))
