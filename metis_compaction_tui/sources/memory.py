@@ -32,6 +32,7 @@ from engine.errors import SpanChanged, UndoRefused
 from engine.layout import cache_path
 from engine.policy.span import check_span_unchanged
 from engine.policy.undo import latest_in_effect, undo_compaction
+from engine.summarizers import price_origin
 from engine.summarizers.settings import SummarizerSettings
 from metis_compaction_tui.sources.base import (
     ALL_ACTIONS,
@@ -297,6 +298,7 @@ class MemorySource:
                 stable_prefix_end=session.history.stable_prefix_end,
                 tokens=list(session.history.tokens),
             )
+            model, settings = session.config.compaction_model, self.summarizer_settings
             return SessionData(
                 session_id=session_id,
                 title=session.title,
@@ -310,6 +312,8 @@ class MemorySource:
                 last_seq=session.log[-1][0] if session.log else 0,
                 source_label=self.label,
                 read_only=False,
+                price_origin=price_origin(model, self.summarizer_settings),
+                summarizer=settings.bound(model) if settings else None,
             )
 
     def poll(self) -> list[SourceChange]:

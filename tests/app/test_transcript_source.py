@@ -337,3 +337,9 @@ def test_what_ifs_use_the_summarizer_settings_they_are_given(tmp_path: Path) -> 
         assert price_origin(model, manager.summarizer_settings) == PRICE_STATED
         preview = manager.preview()
         assert preview is not None and preview.estimated_cost_usd > 0
+    # The loaded session carries them too, so the panels price its savings at the stated rate.
+    data = source.load("live")
+    assert data.price_origin == PRICE_STATED
+    assert data.summarizer == settings
+    plain = transcript_source(live, tmp_path).load("live")
+    assert plain.summarizer is None and plain.price_origin == price_origin(CONFIG.compaction_model)
