@@ -40,7 +40,7 @@ from metis_compaction_tui.importers.model import (
     ImportedTranscript,
     LogImporter,
     RecordedUsage,
-    decode_line,
+    note_bad_line,
     timestamp_ms,
 )
 
@@ -253,8 +253,8 @@ class ClaudeCodeImporter(LogImporter):
                 record = decoder.decode(raw)
             except msgspec.ValidationError:
                 record = _lenient(raw)  # an odd content shape; raises again for other fields
-        except msgspec.DecodeError:  # ValidationError too: noted by the shared rule
-            decode_line(decoder, raw, line_number, self.skipped_lines)
+        except msgspec.DecodeError as error:  # the lenient read's: it names the other field
+            note_bad_line(error, line_number, self.skipped_lines)
             self.skipped["invalid"] += 1
             return None
         if record.is_sidechain:

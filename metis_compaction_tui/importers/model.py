@@ -111,12 +111,19 @@ def decode_line(
     line number; the rest of the file is still read."""
     try:
         return decoder.decode(raw)
-    except msgspec.ValidationError as exc:
-        skipped.append((line_number, f"unexpected record shape ({exc})"))
+    except msgspec.DecodeError as error:
+        note_bad_line(error, line_number, skipped)
         return None
-    except msgspec.DecodeError:
+
+
+def note_bad_line(
+    error: msgspec.DecodeError, line_number: int, skipped: list[tuple[int, str]]
+) -> None:
+    """Why a line was skipped, as `decode_line` says it."""
+    if isinstance(error, msgspec.ValidationError):
+        skipped.append((line_number, f"unexpected record shape ({error})"))
+    else:
         skipped.append((line_number, "invalid JSON"))
-        return None
 
 
 def timestamp_ms(value: object) -> int | None:
