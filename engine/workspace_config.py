@@ -159,7 +159,7 @@ def read_config_file(path: Path) -> tuple[ConfigLayer, dict[str, int]]:
         layer = msgspec.yaml.decode(raw, type=ConfigLayer)
     except msgspec.ValidationError as error:
         key, detail = _key_of(str(error))
-        detail = _plain(detail, _value_at(msgspec.yaml.decode(raw), key))
+        detail = _plain(detail, _value_at(msgspec.yaml.decode(raw), key), in_yaml=True)
         line = _line_of(text, key)
         raise ConfigFileError(
             key or "(top level)", detail, where=f"{path}:{line}" if line else str(path)
@@ -329,7 +329,9 @@ def _text_layer(values: Mapping[str, str], where: Mapping[str, str]) -> ConfigLa
 
 
 # msgspec's words for text that is not the number (or flag) a key takes.
-_EXPECTED_TEXT = re.compile(r"Expected `(int|float|bool)`, got `str`|Invalid decimal string")
+_EXPECTED_TEXT = re.compile(
+    r"Expected `(int|float|bool)`, got `(?:str|float)`|Invalid decimal string"
+)
 _EXPECTED_WORDS = {
     "int": "a whole number",
     "float": "a number",
@@ -338,15 +340,33 @@ _EXPECTED_WORDS = {
 }
 
 
-def _plain(detail: str, value: object) -> str:
-    """Text that did not parse as the number (or flag) its key takes: what it was and what it
-    should be ('lots' is not a whole number), not msgspec's words for it."""
+def _plain(detail: str, value: object, *, in_yaml: bool = False) -> str:
+    """A value that is not the number (or flag) its key takes: what it was and what it should
+    be ('lots' is not a whole number; 2.5 is not a whole number), not msgspec's words for it."""
     expected = _EXPECTED_TEXT.search(detail)
-    if expected is None or not isinstance(value, str):
+    if expected is None:
+        return detail
+    wanted = _EXPECTED_WORDS[expected.group(1) or "decimal"]
+    if isinstance(value, float):
+        return f"{value!r} is not {wanted}"
+    if not isinstance(value, str):
         return detail
     # A long value is not echoed: it is no number mistyped, and could be a key pasted there.
     shown = f"{value!r}" if len(value) <= 32 else "the text there"
-    return f"{shown} is not {_EXPECTED_WORDS[expected.group(1) or 'decimal']}"
+    if in_yaml and _reads_as(value, expected.group(1)):
+        return f"{shown} is quoted, so it is text; write it without quotes"
+    return f"{shown} is not {wanted}"
+
+
+_YAML_KINDS: dict[str, type | tuple[type, ...]] = {"int": int, "float": (int, float), "bool": bool}
+
+
+def _reads_as(text: str, kind: str | None) -> bool:
+    """Whether quoted YAML text would be the value its key takes once unquoted."""
+    try:
+        return isinstance(msgspec.yaml.decode(text), _YAML_KINDS[kind or ""])
+    except (msgspec.DecodeError, KeyError):
+        return False
 
 
 def _value_at(document: object, key: str) -> object:

@@ -154,6 +154,11 @@ def test_a_bad_type_is_named_with_its_file_line_and_key(tmp_path: Path) -> None:
     key = "sk-ant-api03-" + "x" * 80  # pasted in the wrong place: never echoed
     error = error_of(tmp_path, f"compaction_cache_max_rows: {key}\n")
     assert key not in str(error) and str(error).endswith("the text there is not a whole number")
+    # A number quoted in YAML is text: said so, with what to do.
+    error = error_of(tmp_path, "compaction_cache_max_rows: '12'\n")
+    assert str(error).endswith("'12' is quoted, so it is text; write it without quotes")
+    error = error_of(tmp_path, "compaction_cache_max_rows: 2.5\n")
+    assert str(error).endswith("compaction_cache_max_rows: 2.5 is not a whole number")
 
 
 def test_a_bad_value_is_named_with_the_engines_reason(tmp_path: Path) -> None:
