@@ -21,8 +21,9 @@ from engine.summarizers.settings import SummarizerSettings
 _PER_TOKEN = Decimal(1_000_000)
 # The session's primary model is the agent's, not ours to know: a compaction is priced at its own
 # model's rates (the ones the workspace states for it, else the price table's for an Anthropic
-# model), anything else at the §7 reference model's. A stated price of 0 (a local model) says
-# nothing of what reading the cache costs: the reference model's rates then too.
+# model), anything else at the §7 reference model's. A stated cache-read rate of 0 (a local
+# model's $0, say) would make every saving worth nothing and never paid back: the reference
+# model's rates then too.
 REFERENCE_MODEL = "claude-haiku-4-5"
 
 
@@ -69,7 +70,7 @@ def compaction_savings(
     recache = after * write - before * read
     owed = record.cost_usd + recache
     # The compaction's own turn pays `recache` (in `owed`); each later turn earns `per_turn`.
-    even = None if saved <= 0 else max(0, math.ceil(owed / per_turn))
+    even = None if saved <= 0 or per_turn <= 0 else max(0, math.ceil(owed / per_turn))
     return CompactionSavings(
         saved_tokens=saved,
         saved_usd_per_turn=per_turn,
