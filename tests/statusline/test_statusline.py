@@ -206,7 +206,7 @@ def test_a_codex_compaction_shows_its_size_after_from_codexs_recount(
 
 
 def older_stdin(transcript: Path, model_id: str = "claude-opus-4-1-20250805") -> bytes:
-    """Claude Code before 2.0: no context_window object at all."""
+    """Claude Code before 2.0.65: no context_window object at all."""
     data = json.loads(stdin_json(transcript, model={"id": model_id, "display_name": "Opus 4.1"}))
     del data["context_window"]
     return json.dumps(data).encode()

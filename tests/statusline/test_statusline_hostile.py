@@ -147,3 +147,18 @@ def test_main_still_answers_on_stdin_of_odd_types() -> None:
         out = io.StringIO()
         assert main([], io.BytesIO(raw), out) == 0
         assert out.getvalue().count("\n") == 1
+
+
+@pytest.mark.parametrize("field", ["last_context", "error"])
+def test_a_state_file_missing_a_field_is_not_ours(
+    tmp_path: Path, state_dir: Path, field: str
+) -> None:
+    transcript = tmp_path / "t.jsonl"
+    write(transcript, ClaudeCodeWriter(6), 3, "w")
+    fields(stdin_json(transcript, usage=USAGE))
+    line_file = state_dir / (state_key(str(transcript)) + ".line.json")
+    saved = json.loads(line_file.read_text())
+    del saved[field]  # an optional field: null is fine, absent is not what we write
+    line_file.write_text(json.dumps(saved))
+    assert load_line_state(str(state_dir), str(transcript)) is None
+    assert run(stdin_json(transcript, usage=USAGE), "--no-color").startswith("ctx ")
