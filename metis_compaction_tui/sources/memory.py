@@ -312,7 +312,7 @@ class MemorySource:
                 last_seq=session.log[-1][0] if session.log else 0,
                 source_label=self.label,
                 read_only=False,
-                price_origin=price_origin(model, self.summarizer_settings),
+                price_origin=price_origin(model, settings),
                 summarizer=settings.bound(model) if settings else None,
             )
 

@@ -138,7 +138,7 @@ def load_line_state(directory: str, path: str) -> dict[str, object] | None:
         return None
     if not all(_int(data.get(k)) for k in _INT_FIELDS):
         return None
-    # Every field is written, a missing one too as null: a file without one is not ours.
+    # We write every field (one not known as null): a file missing one is not ours.
     if not all(k in data and (data[k] is None or _int(data[k])) for k in _OPTIONAL_INT_FIELDS):
         return None
     if not all(isinstance(data.get(k), str) for k in _TEXT_FIELDS):
