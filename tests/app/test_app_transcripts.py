@@ -36,6 +36,7 @@ from tests.importers.test_importers import (
     OURS,
     RECOUNT,
     SHARED,
+    write_jsonl,
 )
 from tests.transcript_writer import ClaudeCodeWriter
 
@@ -185,7 +186,7 @@ async def test_an_agents_compaction_row_is_drawn_again_when_its_size_after_arriv
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "rollout.jsonl"
-    path.write_text("\n".join([*CODEX_BEFORE_COMPACTING, COMPACTED]) + "\n")
+    write_jsonl(path, [*CODEX_BEFORE_COMPACTING, COMPACTED])
     app = _app(path, tmp_path)
     async with app.run_test(size=(140, 40)) as pilot:
         await loaded(pilot, app)

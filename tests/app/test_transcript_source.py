@@ -41,6 +41,7 @@ from tests.importers.test_importers import (
     COMPACTED,
     OURS,
     RECOUNT,
+    write_jsonl,
 )
 from tests.transcript_writer import ClaudeCodeWriter
 
@@ -250,7 +251,7 @@ def test_a_codex_compactions_size_after_reaches_its_event_when_it_arrives(
     tmp_path: Path,
 ) -> None:
     live = tmp_path / "rollout.jsonl"
-    live.write_text("\n".join([*CODEX_BEFORE_COMPACTING, COMPACTED]) + "\n")
+    write_jsonl(live, [*CODEX_BEFORE_COMPACTING, COMPACTED])
     source = transcript_source(live, tmp_path)
     data = source.load(source.sessions()[0].session_id)
     (row,) = data.events

@@ -43,6 +43,11 @@ ALL_FIXTURES = [
 ]
 
 
+def write_jsonl(path: Path, lines: list[str]) -> None:
+    """A log of these lines, each ended as an agent ends it."""
+    path.write_text("".join(line + "\n" for line in lines))
+
+
 def ids(messages: list[Message]) -> list[str]:
     return [m.id for m in messages]
 
@@ -184,7 +189,7 @@ def test_image_in_user_content_becomes_a_placeholder(tmp_path: Path) -> None:
     # rewound_branch's abandoned u2 carries an image; put it on the active branch.
     lines = (CLAUDE / "rewound_branch.jsonl").read_text().splitlines()[:4]
     path = tmp_path / "image.jsonl"
-    path.write_text("\n".join(lines) + "\n")
+    write_jsonl(path, lines)
     transcript = load_transcript(path)
     assert texts(transcript.messages[-1]) == ["Now one about stones.", "[image]"]
 
@@ -206,7 +211,7 @@ def test_odd_content_shapes_keep_the_record_and_its_objects(tmp_path: Path) -> N
         _cc_line("u3", "a2", "user", "last"),
     ]
     path = tmp_path / "odd.jsonl"
-    path.write_text("\n".join(rows) + "\n")
+    write_jsonl(path, rows)
     transcript = load_transcript(path)
     assert transcript.skipped_lines == []
     assert ids(transcript.messages) == ["u1", "a2", "u3"]  # a1 and u2 carry no block
@@ -239,7 +244,7 @@ def test_a_bad_field_beside_the_content_still_skips_the_record(tmp_path: Path) -
         _cc_line("u2", "u1", "user", "second"),
     ]
     path = tmp_path / "badfield.jsonl"
-    path.write_text("\n".join(rows) + "\n")
+    write_jsonl(path, rows)
     transcript = load_transcript(path)
     assert [n for n, _ in transcript.skipped_lines] == [2]
     # The field at fault is named, not the odd content the lenient read got past.
@@ -261,7 +266,7 @@ def test_a_text_reading_tool_use_is_not_a_parallel_call(tmp_path: Path) -> None:
         _cc_line("r2", "a2", "user", [result]),
     ]
     path = tmp_path / "quoted.jsonl"
-    path.write_text("\n".join(rows) + "\n")
+    write_jsonl(path, rows)
     transcript = load_transcript(path)
     assert ids(transcript.messages) == ["u1", "a2", "r2"]
     assert transcript.skipped.get("inactive_branch") == 1
@@ -373,7 +378,7 @@ def test_codex_compaction_takes_the_recount_codex_writes_beside_it(
     # dedupe on totals alone lost it and the compaction showed "?" for its size after.
     lines = [RECOUNT, COMPACTED] if recount_first else [COMPACTED, RECOUNT]
     path = tmp_path / "rollout.jsonl"
-    path.write_text("\n".join([*CODEX_BEFORE_COMPACTING, *lines]) + "\n")
+    write_jsonl(path, [*CODEX_BEFORE_COMPACTING, *lines])
     transcript = load_transcript(path)
     [compaction] = transcript.agent_compactions
     assert (compaction.pre_tokens, compaction.post_tokens) == (62_700, 3_150)
@@ -385,7 +390,7 @@ def test_codex_recount_after_a_response_is_not_a_compactions_size(tmp_path: Path
     # A rewind also recounts; one that follows a later response says nothing of the compaction.
     path = tmp_path / "rollout.jsonl"
     later = [codex_message("assistant", "Next."), codex_usage(130_000, 3_300, 10, 3_310)]
-    path.write_text("\n".join([*CODEX_BEFORE_COMPACTING, COMPACTED, *later, RECOUNT]) + "\n")
+    write_jsonl(path, [*CODEX_BEFORE_COMPACTING, COMPACTED, *later, RECOUNT])
     [compaction] = load_transcript(path).agent_compactions
     assert compaction.post_tokens is None
 
@@ -396,7 +401,7 @@ def test_codex_recount_is_taken_by_one_compaction_only(tmp_path: Path) -> None:
     path = tmp_path / "rollout.jsonl"
     second = codex_usage(122_000, 0, 0, 2_000)
     lines = [*CODEX_BEFORE_COMPACTING, COMPACTED, RECOUNT, COMPACTED, second, COMPACTED, second]
-    path.write_text("\n".join(lines) + "\n")
+    write_jsonl(path, lines)
     compactions = load_transcript(path).agent_compactions
     assert [c.post_tokens for c in compactions] == [3_150, 2_000, 2_000]
 
@@ -407,14 +412,14 @@ def test_codex_rewind_recount_gives_way_to_the_compactions_own(tmp_path: Path) -
     path = tmp_path / "rollout.jsonl"
     rewind = codex_usage(122_000, 0, 0, 50_000)
     lines = [*CODEX_BEFORE_COMPACTING, rewind, COMPACTED, RECOUNT]
-    path.write_text("\n".join(lines) + "\n")
+    write_jsonl(path, lines)
     [compaction] = load_transcript(path).agent_compactions
     assert compaction.post_tokens == 3_150
 
 
 def test_tail_sends_a_compaction_again_when_its_size_after_arrives(tmp_path: Path) -> None:
     path = tmp_path / "rollout.jsonl"
-    path.write_text("\n".join([*CODEX_BEFORE_COMPACTING, COMPACTED]) + "\n")
+    write_jsonl(path, [*CODEX_BEFORE_COMPACTING, COMPACTED])
     tail = TranscriptTail(path)
     messages: list[Message] = []
     usage: list[RecordedUsage] = []

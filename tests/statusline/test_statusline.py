@@ -17,7 +17,12 @@ from metis_compaction_tui import statusline
 from metis_compaction_tui.statusline import MARKER_NO_INPUT, main
 from metis_compaction_tui.statusline.render import short
 from metis_compaction_tui.statusline.state import state_key
-from tests.importers.test_importers import CODEX_BEFORE_COMPACTING, COMPACTED, RECOUNT
+from tests.importers.test_importers import (
+    CODEX_BEFORE_COMPACTING,
+    COMPACTED,
+    RECOUNT,
+    write_jsonl,
+)
 from tests.transcript_writer import ClaudeCodeWriter
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -197,7 +202,7 @@ def test_a_codex_compaction_shows_its_size_after_from_codexs_recount(
     tmp_path: Path, state_dir: Path
 ) -> None:
     log = tmp_path / "rollout.jsonl"
-    log.write_text("\n".join([*CODEX_BEFORE_COMPACTING, COMPACTED]) + "\n")
+    write_jsonl(log, [*CODEX_BEFORE_COMPACTING, COMPACTED])
     assert fields(stdin_json(log))["last_after"] is None  # not written yet
     with log.open("a") as out:
         out.write(RECOUNT + "\n")
