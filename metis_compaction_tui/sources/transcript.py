@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import os
+import re
 import threading
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
@@ -60,17 +61,21 @@ from metis_compaction_tui.sources.session_data import (
     SessionData,
 )
 
+# Codex names a rollout for when it began: rollout-2025-05-07T17-24-21-<uuid>.
+_ROLLOUT_NAME = re.compile(r"rollout-\d{4}-(\d\d-\d\d)T(\d\d)-(\d\d)-")
+
 
 def transcript_title(path: Path) -> str:
     """Short enough for the session list: the project and the session's first characters."""
     stem = path.stem
-    if stem.startswith("rollout-"):  # rollout-2025-05-07T17-24-21-<uuid>
-        return f"codex {stem[13:18]} {stem[19:21]}:{stem[22:24]}"
+    if named := _ROLLOUT_NAME.match(stem):
+        return f"codex {named[1]} {named[2]}:{named[3]}"
     project = path.parent.name
     if project.startswith("-"):  # Claude Code's folder for /home/me/src/proj: -home-me-src-proj
         project = project.rstrip("-").rsplit("-", 1)[-1] or project
     uuid_like = len(stem) == 36 and stem.count("-") == 4
-    return f"{project} · {stem[:8] if uuid_like else stem}"
+    name = stem[:8] if uuid_like else stem
+    return f"{project} · {name}" if project else name  # a bare file name has no folder
 
 
 def _ours(message: Message) -> Message:

@@ -31,6 +31,7 @@ from metis_compaction_tui.sources.transcript import (
     TranscriptSource,
     discover_transcripts,
     read_recording,
+    transcript_title,
 )
 from tests.app.transcript_helpers import TRANSCRIPT_CONFIG as CONFIG
 from tests.app.transcript_helpers import consume, grow_by, transcript_source
@@ -344,3 +345,15 @@ def test_what_ifs_use_the_summarizer_settings_they_are_given(tmp_path: Path) -> 
     assert data.summarizer == settings
     plain = transcript_source(live, tmp_path).load("live")
     assert plain.summarizer is None and plain.price_origin == price_origin(CONFIG.compaction_model)
+
+
+def test_a_transcripts_title_reads_codexs_file_name_only_where_it_follows_codexs_pattern() -> None:
+    codex = Path("/s/2025/05/07/rollout-2025-05-07T17-24-21-0199c0de-0000-7000-8000-000000000001")
+    assert transcript_title(codex.with_suffix(".jsonl")) == "codex 05-07 17:24"
+    # A rollout renamed by hand (or by another tool) is not cut into a garbled time.
+    assert transcript_title(Path("/logs/rollout-019f-compact.jsonl")) == (
+        "logs · rollout-019f-compact"
+    )
+    claude = Path("/p/-home-me-src-proj/7d1c0b7e-0000-4000-8000-000000000001.jsonl")
+    assert transcript_title(claude) == "proj · 7d1c0b7e"
+    assert transcript_title(Path("session.jsonl")) == "session"  # named bare: no empty folder
