@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -24,6 +25,8 @@ def test_the_readme_engine_example_runs_and_compacts(tmp_path: Path) -> None:
     run = subprocess.run(
         [sys.executable, str(script)],
         cwd=tmp_path,
+        # The example's temporary workspace stays under tmp_path, which pytest removes.
+        env={**os.environ, "TMPDIR": str(tmp_path)},
         capture_output=True,
         text=True,
         timeout=120,
