@@ -253,7 +253,8 @@ class ClaudeCodeImporter(LogImporter):
                 record = decoder.decode(raw)
             except msgspec.ValidationError:
                 record = _lenient(raw)  # an odd content shape; raises again for other fields
-        except msgspec.DecodeError as error:  # the lenient read's: it names the other field
+        except (msgspec.DecodeError, RecursionError) as error:  # the lenient read names the
+            # other field of a record refused for its content
             note_bad_line(error, line_number, self.skipped_lines)
             self.skipped["invalid"] += 1
             return None

@@ -23,6 +23,7 @@ from engine.messages import (
     ToolResultContentBlock,
     ToolUseContentBlock,
 )
+from metis_compaction_tui.importers.bounds import too_deep
 from metis_compaction_tui.importers.model import (
     ImportedTranscript,
     LogImporter,
@@ -68,10 +69,13 @@ def parse_arguments(arguments: object) -> dict[str, object]:
     if isinstance(arguments, dict):
         return arguments
     if isinstance(arguments, str):
-        try:
-            parsed = msgspec.json.decode(arguments)
-        except msgspec.DecodeError:
-            parsed = None
+        parsed = None
+        encoded = arguments.encode()
+        if not too_deep(encoded):  # a string may hold JSON nested to any depth (bounds.py)
+            try:
+                parsed = msgspec.json.decode(encoded)
+            except (msgspec.DecodeError, RecursionError):
+                pass
         if isinstance(parsed, dict):
             return parsed
         return {"raw": arguments}

@@ -7,6 +7,7 @@ block at a time, so every snapshot it returns passes `validate_history()`.
 
 from __future__ import annotations
 
+import bisect
 import os
 from collections import Counter
 from datetime import datetime
@@ -23,6 +24,7 @@ from engine.messages import (
     ToolResultContentBlock,
     ToolUseContentBlock,
 )
+from metis_compaction_tui.importers.bounds import too_deep_reason
 
 TranscriptFormat = Literal["claude-code", "codex"]
 
@@ -111,17 +113,22 @@ def decode_line(
     line number; the rest of the file is still read."""
     try:
         return decoder.decode(raw)
-    except msgspec.DecodeError as error:
+    except (msgspec.DecodeError, RecursionError) as error:
         note_bad_line(error, line_number, skipped)
         return None
 
 
 def note_bad_line(
-    error: msgspec.DecodeError, line_number: int, skipped: list[tuple[int, str]]
+    error: msgspec.DecodeError | RecursionError, line_number: int, skipped: list[tuple[int, str]]
 ) -> None:
-    """Why a line was skipped, as `decode_line` says it."""
-    if isinstance(error, msgspec.ValidationError):
+    """Why a line was skipped, as `decode_line` says it. (Lines nested too deep are refused
+    before decoding, bounds.py; a RecursionError here is the decoder's own limit, met first.)"""
+    if isinstance(error, RecursionError):
+        skipped.append((line_number, too_deep_reason()))
+    elif isinstance(error, msgspec.ValidationError):
         skipped.append((line_number, f"unexpected record shape ({error})"))
+    elif "UTF-8" in str(error):
+        skipped.append((line_number, "invalid UTF-8 text"))
     else:
         skipped.append((line_number, "invalid JSON"))
 
@@ -341,6 +348,11 @@ class LogImporter:
         self.warnings: list[str] = []
         self.builder = HistoryBuilder()
         self.generation = 0  # bumped whenever the history is rebuilt rather than extended
+
+    def reject(self, line_number: int, kind: str, reason: str) -> None:
+        """A line refused before it was decoded (bounds.py): skipped and counted as `kind`."""
+        self.skipped[kind] += 1
+        bisect.insort(self.skipped_lines, (line_number, reason))
 
     def imported(
         self,
