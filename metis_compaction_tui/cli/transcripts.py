@@ -141,6 +141,11 @@ def transcript_status(recording: Recording) -> dict[str, Any]:
             "format": view.format,
             "line_count": view.line_count,
             "agent_compactions": [msgspec.to_builtins(c) for c in view.compactions],
+            "context_reductions": [
+                {**msgspec.to_builtins(r), "post_tokens": r.post_tokens}
+                for r in imported.context_reductions
+            ],
+            "subagent": imported.subagent,
             "projected_compactions": [msgspec.to_builtins(f) for f in view.projected],
             "recorded_usage": {
                 "responses": view.usage_count,

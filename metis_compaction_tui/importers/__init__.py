@@ -11,6 +11,7 @@ from pathlib import Path
 
 from metis_compaction_tui.importers.model import (
     AgentCompaction,
+    ContextReduction,
     ImportedTranscript,
     RecordedUsage,
     TranscriptError,
@@ -26,6 +27,7 @@ from metis_compaction_tui.importers.tail import (
 
 __all__ = [
     "AgentCompaction",
+    "ContextReduction",
     "ImportedTranscript",
     "RecordedUsage",
     "TailUpdate",

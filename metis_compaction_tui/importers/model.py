@@ -42,6 +42,25 @@ class AgentCompaction(msgspec.Struct, frozen=True):
     duration_ms: int | None = None  # how long the agent took to compact, when the log has it
 
 
+class ContextReduction(msgspec.Struct, frozen=True):
+    """The agent cleared part of its context without summarizing (Claude Code's microcompact:
+    old tool results emptied). `usage_count` is how many responses were recorded before it: a
+    response recorded after it measures the context afresh."""
+
+    message_index: int  # the newest message when it happened; -1 if none
+    line_number: int
+    usage_count: int
+    trigger: str | None
+    pre_tokens: int | None
+    tokens_saved: int | None
+
+    @property
+    def post_tokens(self) -> int | None:
+        if self.pre_tokens is None or self.tokens_saved is None:
+            return None
+        return max(self.pre_tokens - self.tokens_saved, 0)
+
+
 class RecordedUsage(msgspec.Struct, frozen=True):
     """Token usage of one model response, normalised to Anthropic's split: `input_tokens` is the
     uncached input only, so the context size is input + cache_read + cache_creation."""
@@ -71,6 +90,11 @@ class ImportedTranscript(msgspec.Struct):
     skipped_lines: list[tuple[int, str]] = []
     # Why there are no messages, when there are none ("subagent log: 12 sidechain records ...").
     empty_reason: str | None = None
+    context_reductions: list[ContextReduction] = []
+    # The session's name where the log gives one (Claude Code's custom-title, else ai-title).
+    title: str | None = None
+    # A Codex sub-agent's rollout: what spawned it ("review", a worker's nickname), else None.
+    subagent: str | None = None
 
 
 SKIPPED_LINES_SHOWN = 5
@@ -205,6 +229,7 @@ class HistoryBuilder:
         self.usage_changed_from = 0
         self.compactions: list[AgentCompaction] = []
         self.compactions_changed_from = 0
+        self.reductions: list[ContextReduction] = []
         # The compaction whose summary is still to come: its fields, message_index left at -1.
         self.pending_compaction: AgentCompaction | None = None
         self.skipped: Counter[str] = Counter()
@@ -348,6 +373,11 @@ class LogImporter:
         self.warnings: list[str] = []
         self.builder = HistoryBuilder()
         self.generation = 0  # bumped whenever the history is rebuilt rather than extended
+        self.subagent: str | None = None
+
+    def title(self) -> str | None:
+        """The session's own name, where the log gives one."""
+        return None
 
     def reject(self, line_number: int, kind: str, reason: str) -> None:
         """A line refused before it was decoded (bounds.py): skipped and counted as `kind`."""
@@ -375,4 +405,7 @@ class LogImporter:
             warnings=[n for n in notes if n] + self.warnings + self.builder.snapshot_warnings(),
             skipped_lines=list(self.skipped_lines),
             empty_reason=empty_reason,
+            context_reductions=list(self.builder.reductions),
+            title=self.title(),
+            subagent=self.subagent,
         )

@@ -30,6 +30,7 @@ from metis_compaction_tui.importers.bounds import (
 )
 from metis_compaction_tui.importers.model import (
     AgentCompaction,
+    ContextReduction,
     HistoryBuilder,
     ImportedTranscript,
     RecordedUsage,
@@ -103,6 +104,9 @@ class _Importer(Protocol):
     builder: HistoryBuilder
     generation: int
     skipped_lines: list[tuple[int, str]]
+    subagent: str | None
+
+    def title(self) -> str | None: ...
 
     def feed(self, lines: list[tuple[int, bytes]]) -> None: ...
 
@@ -632,6 +636,24 @@ class TranscriptTail:
         result = self._importer.transcript(self._line_count)
         result.warnings = self._warnings + result.warnings
         return result
+
+    @property
+    def title(self) -> str | None:
+        """The session's own name, where the log gives one (O(1))."""
+        return self._importer.title() if self._importer is not None else None
+
+    @property
+    def subagent(self) -> str | None:
+        """What spawned this session, for a Codex sub-agent's rollout (O(1))."""
+        return self._importer.subagent if self._importer is not None else None
+
+    @property
+    def last_reduction(self) -> ContextReduction | None:
+        """The agent's newest context reduction without a summary (O(1))."""
+        if self._importer is None:
+            return None
+        reductions = self._importer.builder.reductions
+        return reductions[-1] if reductions else None
 
     @property
     def skipped_line_count(self) -> int:

@@ -44,6 +44,7 @@ from metis_compaction_tui.importers import (
     find_transcripts,
     probe_head,
 )
+from metis_compaction_tui.safe_text import neutralise
 from metis_compaction_tui.sources.base import (
     ALL_ACTIONS,
     CompactionLands,
@@ -63,6 +64,23 @@ from metis_compaction_tui.sources.session_data import (
 
 # Codex names a rollout for when it began: rollout-2025-05-07T17-24-21-<uuid>.
 _ROLLOUT_NAME = re.compile(r"rollout-\d{4}-(\d\d-\d\d)T(\d\d)-(\d\d)-")
+
+
+def session_title(path: Path, tail: TranscriptTail) -> str:
+    """The session's own name where its log gives one, else one made from its path; a Codex
+    sub-agent's rollout says so, so it is told from the session that spawned it."""
+    own = tail.title
+    title = one_line_title(own) if own else transcript_title(path)
+    if tail.subagent:
+        title += f" · sub-agent {one_line_title(tail.subagent)}"
+    return title
+
+
+def one_line_title(text: str, limit: int = 60) -> str:
+    """A name from the file, on one line, its control characters made visible, and short
+    enough for the session list."""
+    cleaned = " ".join(neutralise(text, single_line=True).split())
+    return cleaned if len(cleaned) <= limit else cleaned[: limit - 1] + "…"
 
 
 def transcript_title(path: Path) -> str:
@@ -228,6 +246,15 @@ class Recording:
         if len(fires) != len(self._fires_shown) or (fires and fires[-1] != self._fires_shown[-1]):
             self._fires_shown = tuple(fires)
         last = self.pairs[-1] if self.pairs else (None, None)
+        reduction = self.tail.last_reduction
+        if (
+            reduction is not None
+            and reduction.post_tokens is not None
+            and reduction.usage_count >= len(self.pairs)
+        ):
+            # The agent cleared old tool results after its last response: the context is what
+            # it says is left, not what that response measured.
+            last = (reduction.post_tokens, last[1])
         return AgentView(
             path=str(self.path),
             format=self.tail.format or "claude-code",
@@ -315,6 +342,7 @@ class TranscriptSource:
             recording.problem = str(error.strerror or error)
             raise SourceUnavailable(f"{recording.path}: {recording.problem}") from None
         recording.problem = None
+        recording.title = session_title(recording.path, recording.tail)
         lines_moved = update.line_count != recording.line_count
         recording.line_count = update.line_count
         lines_moved = recording.refresh_notes() or lines_moved
@@ -503,6 +531,7 @@ def read_recording(path: Path, config: CompactionConfig) -> Recording:
     recording = Recording(path, path.stem, config)
     update = recording.tail.poll(final=True)
     recording.tail.refuse_undecided(final=True)
+    recording.title = session_title(path, recording.tail)
     recording.apply(True, 0, update.messages)
     recording.compactions = list(update.agent_compactions)
     recording.take_usage(0, update.recorded_usage)
