@@ -82,8 +82,15 @@ def claude_count(path: Path) -> Count:
         segment = (r.get("compactMetadata") or {}).get("preservedSegment") or {}
         head, anchor = segment.get("headUuid"), segment.get("anchorUuid")
         if head in by_uuid and anchor in by_uuid:
+            tail = segment.get("tailUuid")
             parent[r["uuid"]] = parent[head]
-            parent[head] = summary_below.get(anchor, anchor)
+            if tail in by_uuid:  # Claude Code's relink: below the anchor means after the tail
+                parent[head] = anchor
+                for o in records:
+                    if o.get("parentUuid") == anchor and o["uuid"] != head:
+                        parent[o["uuid"]] = tail
+            else:
+                parent[head] = summary_below.get(anchor, anchor)
     leaf = next(r["uuid"] for r in reversed(records) if r.get("type") in ("user", "assistant"))
     chain: list[str] = []
     node: str | None = leaf
@@ -115,6 +122,26 @@ def claude_count(path: Path) -> Count:
             and _blocks(o, "tool_result", "tool_use_id") & calls
         ]
         ordered += [u for u in group + results if u not in ordered]
+    # A response's records the chain missed (a parallel call written below the first) and the
+    # tool results below any of them go after its last record on the chain.
+    def response(u: str) -> str | None:
+        r = by_uuid[u]
+        return (r.get("message") or {}).get("id") if r.get("type") == "assistant" else None
+
+    last_of = {response(u): u for u in ordered if response(u)}
+    for message_id, anchor_uuid in last_of.items():
+        members = [o["uuid"] for o in records if response(o["uuid"]) == message_id]
+        lost = [m for m in members if m not in ordered]
+        found = [
+            o["uuid"]
+            for o in records
+            if o.get("parentUuid") in members
+            and o.get("type") == "user"
+            and _blocks(o, "tool_result", "tool_use_id")
+            and o["uuid"] not in ordered
+        ]
+        at = ordered.index(anchor_uuid) + 1
+        ordered[at:at] = lost + [u for u in found if u not in lost]
     kept = [
         by_uuid[u]
         for u in ordered
