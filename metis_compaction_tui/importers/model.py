@@ -339,6 +339,31 @@ class HistoryBuilder:
             self._usage_keys[key] = len(self.usage)
         self.usage.append(usage)
 
+    def mark(self) -> tuple[int, int]:
+        """Where the history ends now: (messages, blocks of the newest), for `truncate`."""
+        drafts = self._drafts
+        return (len(drafts), len(drafts[-1].blocks)) if drafts else (0, 0)
+
+    def truncate(self, mark: tuple[int, int]) -> None:
+        """Take the history back to `mark` (an agent's rollback): later messages, the newest
+        kept message's later blocks, and the usage and compactions recorded for what went."""
+        count, blocks = mark
+        drafts = self._drafts
+        if count and blocks < len(drafts[count - 1].blocks):
+            kept = drafts[count - 1]
+            for block in kept.blocks[blocks:]:
+                if isinstance(block, ToolUseContentBlock):
+                    kept.tool_ids = tuple(i for i in kept.tool_ids if i != block.id)
+            del kept.blocks[blocks:]
+        del drafts[count:]
+        self._touch(max(count - 1, 0))
+        self.usage = [u for u in self.usage if u.message_index < count]
+        self._usage_keys = {k: p for k, p in self._usage_keys.items() if p < len(self.usage)}
+        self.compactions = [c for c in self.compactions if c.message_index < count]
+        self.usage_changed_from = min(self.usage_changed_from, len(self.usage))
+        self.compactions_changed_from = min(self.compactions_changed_from, len(self.compactions))
+        self.reductions = [r for r in self.reductions if r.message_index < count]
+
     def messages(self) -> list[Message]:
         """The history so far; the builder's own list, so copy it before keeping it."""
         cache, drafts = self._cache, self._drafts

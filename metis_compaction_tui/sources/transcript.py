@@ -73,6 +73,8 @@ def session_title(path: Path, tail: TranscriptTail) -> str:
     title = one_line_title(own) if own else transcript_title(path)
     if tail.subagent:
         title += f" · sub-agent {one_line_title(tail.subagent)}"
+    if "archived_sessions" in path.parts[:-1]:
+        title += " · archived"  # Codex moved it out of sessions/
     return title
 
 

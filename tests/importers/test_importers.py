@@ -510,9 +510,13 @@ def test_default_roots(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     monkeypatch.delenv("CODEX_HOME", raising=False)
     home = Path.home()
-    assert default_transcript_roots() == [home / ".claude/projects", home / ".codex/sessions"]
+    assert default_transcript_roots() == [
+        home / ".claude/projects",
+        home / ".codex/sessions",
+        home / ".codex/archived_sessions",
+    ]
     monkeypatch.setenv("CODEX_HOME", str(tmp_path))
-    assert default_transcript_roots()[1] == tmp_path / "sessions"
+    assert default_transcript_roots()[1:] == [tmp_path / "sessions", tmp_path / "archived_sessions"]
 
 
 # --- tailing --------------------------------------------------------------------------------
