@@ -147,6 +147,8 @@ def transcript_status(recording: Recording) -> dict[str, Any]:
             ],
             "subagent": imported.subagent,
             "projected_compactions": [msgspec.to_builtins(f) for f in view.projected],
+            "projected_count": view.projected_count,
+            "projected_span_tokens": view.projected_span_tokens,
             "recorded_usage": {
                 "responses": view.usage_count,
                 "last_recorded_context_tokens": view.last_recorded_tokens,

@@ -62,6 +62,8 @@ from metis_compaction_tui.sources.session_data import (
     SessionData,
 )
 
+PROJECTED_SHOWN = 20  # fires of ours an AgentView holds: the first and this many most recent
+
 # Codex names a rollout for when it began: rollout-2025-05-07T17-24-21-<uuid>.
 _ROLLOUT_NAME = re.compile(r"rollout-\d{4}-(\d\d-\d\d)T(\d\d)-(\d\d)-")
 
@@ -149,10 +151,14 @@ class Recording:
         self._views_shown: tuple[AgentCompactionView, ...] = ()
         self._starts: list[int] = []
         self._fires_shown: tuple[ProjectedCompaction, ...] = ()
+        self._fires_key: tuple[int, ProjectedCompaction | None] = (0, None)
+        self._fires_summed = 0  # fires whose span tokens are in _span_total
+        self._span_total = 0
 
     def reproject(self, config: CompactionConfig) -> None:
         self.config = config
         self.projection = Projection(config)
+        self._fires_summed = self._span_total = 0
         self.projection.feed(zip(self.messages, self.tokens, strict=True))
 
     def apply(self, update_reset: bool, start: int, messages: Sequence[Message]) -> list[str]:
@@ -245,8 +251,17 @@ class Recording:
         if len(self._views) != len(self._views_shown):
             self._views_shown = tuple(self._views)
         fires = self.projection.fires
-        if len(fires) != len(self._fires_shown) or (fires and fires[-1] != self._fires_shown[-1]):
-            self._fires_shown = tuple(fires)
+        key = (self.projection.fire_count, fires[-1] if fires else None)
+        if key != self._fires_key:  # O(PROJECTED_SHOWN) a change, never a copy of every fire
+            self._fires_key = key
+            recent = fires[-PROJECTED_SHOWN:]
+            bounded = recent if len(fires) <= PROJECTED_SHOWN else [fires[0], *recent]
+            self._fires_shown = tuple(bounded)
+        if len(fires) < self._fires_summed:  # a rewrite took fires back: sum again
+            self._fires_summed = self._span_total = 0
+        for fire in fires[self._fires_summed :]:
+            self._span_total += fire.span_tokens
+        self._fires_summed = len(fires)
         last = self.pairs[-1] if self.pairs else (None, None)
         reduction = self.tail.last_reduction
         if (
@@ -269,6 +284,8 @@ class Recording:
             recorded_total=self.recorded_total,
             estimate_total=self.estimate_total,
             notes=self.notes if notes is None else notes,
+            projected_count=self.projection.fire_count,
+            projected_span_tokens=self._span_total,
         )
 
 

@@ -70,6 +70,8 @@ class TranscriptJson(Strict):
     context_reductions: list[ContextReductionJson]
     subagent: str | None
     projected_compactions: list[ProjectedJson]
+    projected_count: int
+    projected_span_tokens: int
     recorded_usage: UsageJson
     skipped: dict[str, int]
     warnings: list[str]
