@@ -541,7 +541,7 @@ class ClaudeCodeImporter(LogImporter):
         records (parallel tool calls written one below another, or beside each other) and the
         tool results written below any of them. Only responses written as several records are
         looked at, so a long session costs one dictionary lookup a record."""
-        nodes, responses = self.nodes, self._responses
+        nodes, responses, children = self.nodes, self._responses, self.children
         last_of: dict[str, str] = {}  # message id -> its last record on the chain
         for uuid in active:
             record = nodes[uuid].record
@@ -552,6 +552,8 @@ class ClaudeCodeImporter(LogImporter):
         inserts: dict[str, list[str]] = {}
         for message_id, anchor in last_of.items():
             members = responses[message_id]
+            if all(m in placed and all(c in placed for c in children.get(m, ())) for m in members):
+                continue  # the chain runs through all of it: most responses
             lost = [m for m in members if m not in placed]
             results = [r for m in members for r in self._results_below(m) if r not in placed]
             recovered = sorted(set(lost), key=lambda u: nodes[u].line) + sorted(
