@@ -81,8 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="?",
         type=Path,
         default=None,
-        help="a transcript file or a folder of them (default: ~/.claude/projects and "
-        "~/.codex/sessions)",
+        help="a transcript file or a folder of them (default: ~/.claude/projects, "
+        "~/.codex/sessions and ~/.codex/archived_sessions)",
     )
     p.add_argument(
         "--scratch",

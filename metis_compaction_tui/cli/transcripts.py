@@ -35,7 +35,7 @@ from metis_compaction_tui.cli.commands import (
     write_status_text,
 )
 from metis_compaction_tui.cli.output import one_line, warn
-from metis_compaction_tui.importers import TranscriptError, probe_head
+from metis_compaction_tui.importers import TranscriptError, probe_head, skipped_lines_summary
 from metis_compaction_tui.sources.transcript import (
     Recording,
     TranscriptSource,
@@ -141,7 +141,14 @@ def transcript_status(recording: Recording) -> dict[str, Any]:
             "format": view.format,
             "line_count": view.line_count,
             "agent_compactions": [msgspec.to_builtins(c) for c in view.compactions],
+            "context_reductions": [
+                {**msgspec.to_builtins(r), "post_tokens": r.post_tokens}
+                for r in imported.context_reductions
+            ],
+            "subagent": imported.subagent,
             "projected_compactions": [msgspec.to_builtins(f) for f in view.projected],
+            "projected_count": view.projected_count,
+            "projected_span_tokens": view.projected_span_tokens,
             "recorded_usage": {
                 "responses": view.usage_count,
                 "last_recorded_context_tokens": view.last_recorded_tokens,
@@ -264,6 +271,9 @@ def cmd_transcript_compact(
         raise CliError(f"{path}: compact takes one transcript file")
     config, summarizer = what_if_settings(sets)
     recording = _read(path, config)
+    if recording.tail.skipped_line_count:  # on stderr: stdout (and --json) stays the preview
+        skipped = skipped_lines_summary(recording.tail.transcript().skipped_lines)
+        warn(f"metis-compaction-tui: {one_line(str(path))}: {skipped}")
     scratch_cache = cache_path(scratch_dir())
     cache = CompactionCache(scratch_cache) if scratch_cache.exists() else None  # peek, never create
     try:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from metis_compaction_tui.importers.model import (
     AgentCompaction,
+    ContextReduction,
     ImportedTranscript,
     RecordedUsage,
     TranscriptError,
@@ -26,6 +27,7 @@ from metis_compaction_tui.importers.tail import (
 
 __all__ = [
     "AgentCompaction",
+    "ContextReduction",
     "ImportedTranscript",
     "RecordedUsage",
     "TailUpdate",
@@ -59,10 +61,15 @@ def load_transcript(path: str | os.PathLike[str]) -> ImportedTranscript:
 
 
 def default_transcript_roots() -> list[Path]:
-    """Where the agents keep their logs, honouring their config-directory overrides."""
+    """Where the agents keep their logs, honouring their config-directory overrides. Codex
+    moves a rollout it archives from sessions/ to archived_sessions/: both are read."""
     claude = os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude"
     codex = os.environ.get("CODEX_HOME") or Path.home() / ".codex"
-    return [Path(claude) / "projects", Path(codex) / "sessions"]
+    return [
+        Path(claude) / "projects",
+        Path(codex) / "sessions",
+        Path(codex) / "archived_sessions",
+    ]
 
 
 def find_transcripts(root: str | os.PathLike[str]) -> list[Path]:

@@ -36,6 +36,7 @@ from engine.messages import (
     ToolUseContentBlock,
 )
 from metis_compaction_tui.importers.model import (
+    ContextReduction,
     HistoryBuilder,
     ImportedTranscript,
     LogImporter,
@@ -53,16 +54,34 @@ RECORD_TYPES = MESSAGE_TYPES | {
     "queue-operation",
     "progress",
 }
-# Records Claude Code writes beside the conversation: skipped and counted, never a problem.
+# Records Claude Code writes beside the conversation (session state re-appended when it
+# changes, rewind checkpoints, hook context): skipped and counted by kind. A record of a kind not
+# listed here is counted the same way; it is a problem only when it carries a message, which
+# would then be missing from the conversation.
 KNOWN_TYPES = RECORD_TYPES | {
     "attachment",
     "custom-title",
+    "ai-title",
+    "task-summary",
     "tag",
     "agent-name",
+    "agent-color",
+    "agent-setting",
+    "mode",
+    "permission-mode",
     "pr-link",
     "last-prompt",
     "worktree-state",
     "content-replacement",
+    "file-history-delta",
+    "attribution-snapshot",
+    "bridge-session",
+    "atis-latch",
+    "frame-link",
+    "cost-state",
+    "saved_hook_context",
+    "marble-origami-commit",
+    "marble-origami-snapshot",
 }
 _NON_MESSAGE_DEPTH = 4  # progress/system records between a tool call and its result
 
@@ -124,6 +143,15 @@ class _CompactMetadata(msgspec.Struct, rename="camel", gc=False):
         _no_negatives(self)
 
 
+class _MicrocompactMetadata(msgspec.Struct, rename="camel", gc=False):
+    trigger: str | None = None
+    pre_tokens: int | None = None
+    tokens_saved: int | None = None
+
+    def __post_init__(self) -> None:
+        _no_negatives(self)
+
+
 class _Record(msgspec.Struct, rename="camel", gc=False):
     """Only the fields we use: msgspec skips the rest (toolUseResult copies, snapshots) unparsed."""
 
@@ -135,8 +163,11 @@ class _Record(msgspec.Struct, rename="camel", gc=False):
     is_compact_summary: bool | None = None
     subtype: str | None = None
     compact_metadata: _CompactMetadata | None = None
+    microcompact_metadata: _MicrocompactMetadata | None = None
     timestamp: str | None = None
     message: _ApiMessage | None = None
+    custom_title: Any = None  # a custom-title record's; checked where it is read
+    ai_title: Any = None  # an ai-title record's
 
 
 class _FirstRecord(_Record, rename="camel", gc=False):
@@ -224,6 +255,12 @@ class ClaudeCodeImporter(LogImporter):
         self._relink: dict[str, str] = {}
         self._boundary_head: dict[str, str] = {}
         self._anchor_tail: dict[str, str] = {}
+        self._anchor_head: dict[str, str] = {}  # anchor -> the head that hangs below it
+        self._preserved: set[str] = set()  # kept records: their usage is from before compacting
+        self._responses: dict[str, list[str]] = {}  # API message id -> its assistant records
+        self._microcompacts: set[str] = set()
+        self.custom_title: str | None = None
+        self.ai_title: str | None = None
         self._summary_of: dict[str, str] = {}  # boundary -> its compact summary record
         # A preserved segment read since the last advance re-parents records that may already be
         # on the chain, so the chain is recomputed rather than extended.
@@ -253,7 +290,8 @@ class ClaudeCodeImporter(LogImporter):
                 record = decoder.decode(raw)
             except msgspec.ValidationError:
                 record = _lenient(raw)  # an odd content shape; raises again for other fields
-        except msgspec.DecodeError as error:  # the lenient read's: it names the other field
+        except (msgspec.DecodeError, RecursionError) as error:  # the lenient read names the
+            # other field of a record refused for its content
             note_bad_line(error, line_number, self.skipped_lines)
             self.skipped["invalid"] += 1
             return None
@@ -267,7 +305,11 @@ class ClaudeCodeImporter(LogImporter):
                     self.skipped[f"system.{record.subtype}"] += 1
             else:
                 self.skipped[kind or "untyped"] += 1
-                if kind not in KNOWN_TYPES:
+                if kind == "custom-title" and isinstance(record.custom_title, str):
+                    self.custom_title = record.custom_title or self.custom_title
+                elif kind == "ai-title" and isinstance(record.ai_title, str):
+                    self.ai_title = record.ai_title or self.ai_title
+                elif kind not in KNOWN_TYPES and (record.message is not None or not kind):
                     reason = f"unknown record type {kind!r}" if kind else "record without a type"
                     self.skipped_lines.append((line_number, reason))
         if type(record) is _FirstRecord and record.session_id and self.session_id is None:
@@ -292,14 +334,17 @@ class ClaudeCodeImporter(LogImporter):
             parent = self._previous  # no links anywhere so far: file order is the only order
         self.nodes[uuid] = _Node(record, line_number, parent, self._previous)
         self._previous = uuid
-        if kind == "system" and record.subtype == "compact_boundary":
-            segment = (record.compact_metadata or _CompactMetadata()).preserved_segment
-            if segment is not None and segment.head_uuid and segment.anchor_uuid:
-                self._relink[segment.head_uuid] = segment.anchor_uuid
-                self._relinked = True
-                self._boundary_head[uuid] = segment.head_uuid
-                if segment.tail_uuid:
-                    self._anchor_tail[segment.anchor_uuid] = segment.tail_uuid
+        if kind == "assistant" and record.message is not None and record.message.id:
+            group = self._responses.get(record.message.id)
+            if group is None:
+                self._responses[record.message.id] = [uuid]
+            else:
+                group.append(uuid)  # one response written as several records
+        if kind == "system":
+            if record.subtype == "compact_boundary":
+                self._preserved_segment(uuid, record)
+            elif record.subtype == "microcompact_boundary":
+                self._microcompacts.add(uuid)
         if record.is_compact_summary and record.parent_uuid in self.nodes:
             self._summary_of.setdefault(record.parent_uuid, uuid)
             self._relinked = True  # a segment anchored on the boundary now hangs below this
@@ -307,6 +352,34 @@ class ClaudeCodeImporter(LogImporter):
             self._message_records += 1
             return uuid
         return None
+
+    def _preserved_segment(self, uuid: str, record: _Record) -> None:
+        """A compaction that kept its newest messages (head .. tail, written before it): they
+        hang below `anchor` (the summary), and what was written below the anchor goes on from
+        the tail, as Claude Code relinks them on resume. A segment whose tail does not lead back
+        to its head is left as written, as Claude Code leaves it."""
+        segment = (record.compact_metadata or _CompactMetadata()).preserved_segment
+        if segment is None or not segment.head_uuid or not segment.anchor_uuid:
+            return
+        head, anchor, tail = segment.head_uuid, segment.anchor_uuid, segment.tail_uuid
+        if tail:
+            kept: list[str] = []
+            current: str | None = tail
+            while current is not None and current != head:
+                node = self.nodes.get(current)
+                if node is None or current in kept:
+                    return  # broken: the tail does not lead back to the head
+                kept.append(current)
+                current = node.record.parent_uuid
+            if current is None:
+                return
+            self._preserved.update(kept)
+            self._preserved.add(head)
+            self._anchor_tail[anchor] = tail
+            self._anchor_head[anchor] = head
+        self._relink[head] = anchor
+        self._boundary_head[uuid] = head
+        self._relinked = True
 
     def parents_before(self, line: int) -> set[str]:
         """The parents named by records from file line `line` on that lie before it (or were
@@ -328,8 +401,15 @@ class ClaudeCodeImporter(LogImporter):
     def _parent_of(self, uuid: str) -> str | None:
         """Where the chain goes on from `uuid`, towards the start of the session."""
         node = self.nodes[uuid]
+        written = node.record.parent_uuid
+        if written in self._anchor_tail and self._anchor_head.get(written) != uuid:
+            tail = self._anchor_tail[written]
+            if tail in self.nodes and tail != uuid:
+                return tail  # written below the summary: goes on after the kept messages
         anchor = self._relink.get(uuid)
         if anchor is not None and anchor in self.nodes:
+            if anchor in self._anchor_tail:
+                return anchor  # what was below the anchor goes on from the tail (above)
             # A preserved segment's head hangs below the summary (the anchor may name the
             # boundary itself, whose summary is its child).
             return self._summary_of.get(anchor, anchor)
@@ -361,7 +441,10 @@ class ClaudeCodeImporter(LogImporter):
     def _walk(self, leaf: str) -> list[str]:
         path: list[str] = []
         seen: set[str] = set()
-        nodes, relinked = self.nodes, self._relink.keys() | self._boundary_head.keys()
+        nodes, children = self.nodes, self.children
+        relinked = self._relink.keys() | self._boundary_head.keys()
+        for anchor in self._anchor_tail:
+            relinked |= set(children.get(anchor, ()))
         current: str | None = leaf
         while current is not None and current not in seen:
             node = nodes.get(current)
@@ -450,7 +533,42 @@ class ClaudeCodeImporter(LogImporter):
                 if stitched not in placed:
                     placed.add(stitched)
                     active.append(stitched)
-        return active
+        return self._recover_responses(active, placed)
+
+    def _recover_responses(self, active: list[str], placed: set[str]) -> list[str]:
+        """Records of a response on the chain that the chain does not reach, stitched in after
+        its last record on the chain, as Claude Code does on resume: the response's other
+        records (parallel tool calls written one below another, or beside each other) and the
+        tool results written below any of them. Only responses written as several records are
+        looked at, so a long session costs one dictionary lookup a record."""
+        nodes, responses, children = self.nodes, self._responses, self.children
+        last_of: dict[str, str] = {}  # message id -> its last record on the chain
+        for uuid in active:
+            record = nodes[uuid].record
+            if record.type == "assistant" and record.message is not None:
+                message_id = record.message.id
+                if message_id and len(responses.get(message_id, ())) > 1:
+                    last_of[message_id] = uuid
+        inserts: dict[str, list[str]] = {}
+        for message_id, anchor in last_of.items():
+            members = responses[message_id]
+            if all(m in placed and all(c in placed for c in children.get(m, ())) for m in members):
+                continue  # the chain runs through all of it: most responses
+            lost = [m for m in members if m not in placed]
+            results = [r for m in members for r in self._results_below(m) if r not in placed]
+            recovered = sorted(set(lost), key=lambda u: nodes[u].line) + sorted(
+                set(results) - set(lost), key=lambda u: nodes[u].line
+            )
+            if recovered:
+                placed.update(recovered)
+                inserts[anchor] = recovered
+        if not inserts:
+            return active
+        stitched: list[str] = []
+        for uuid in active:
+            stitched.append(uuid)
+            stitched += inserts.get(uuid, ())
+        return stitched
 
     def _advance(self, leaf: str) -> None:
         """Extend the imported chain to `leaf`, or rebuild it when `leaf` is on another branch."""
@@ -509,6 +627,19 @@ class ClaudeCodeImporter(LogImporter):
                 self.builder.begin_compaction(
                     meta.trigger, meta.pre_tokens, node.line, meta.post_tokens, meta.duration_ms
                 )
+            elif kind == "system" and record.subtype == "microcompact_boundary":
+                micro = record.microcompact_metadata or _MicrocompactMetadata()
+                builder = self.builder
+                builder.reductions.append(
+                    ContextReduction(
+                        len(builder) - 1,
+                        node.line,
+                        len(builder.usage),
+                        micro.trigger,
+                        micro.pre_tokens,
+                        micro.tokens_saved,
+                    )
+                )
 
     def _apply(self, uuid: str, record: _Record) -> None:
         builder = self.builder
@@ -522,7 +653,12 @@ class ClaudeCodeImporter(LogImporter):
             add = builder.add
             for block in self._blocks(role, message.content):
                 index = add(role, block, uuid, ts, synthetic)
-        if message is not None and message.usage is not None and role is _ASSISTANT:
+        if (
+            message is not None
+            and message.usage is not None
+            and role is _ASSISTANT
+            and uuid not in self._preserved  # its usage is from before the compaction
+        ):
             usage = message.usage
             if index is None:
                 index = len(builder) - 1 if builder.last_role() is _ASSISTANT else -1
@@ -569,6 +705,10 @@ class ClaudeCodeImporter(LogImporter):
             else:
                 blocks.append(TextContentBlock(f"[{kind}]"))  # image, document, search results
         return blocks
+
+    def title(self) -> str | None:
+        """The name the user gave the session, else the one Claude Code generated for it."""
+        return self.custom_title or self.ai_title
 
     def transcript(self, line_count: int) -> ImportedTranscript:
         self.settle()

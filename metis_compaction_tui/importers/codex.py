@@ -23,6 +23,7 @@ from engine.messages import (
     ToolResultContentBlock,
     ToolUseContentBlock,
 )
+from metis_compaction_tui.importers.bounds import too_deep
 from metis_compaction_tui.importers.model import (
     ImportedTranscript,
     LogImporter,
@@ -32,7 +33,18 @@ from metis_compaction_tui.importers.model import (
 )
 
 RECORD_TYPES = frozenset(
-    {"session_meta", "turn_context", "response_item", "event_msg", "compacted"}
+    {
+        "session_meta",
+        "turn_context",
+        "response_item",
+        "event_msg",
+        "compacted",
+        # Not conversation: AGENTS.md and the like as a baseline, and messages between a
+        # session and the sub-agents it spawned (their own rollouts hold their conversations).
+        "world_state",
+        "inter_agent_communication",
+        "inter_agent_communication_metadata",
+    }
 )
 ITEM_TYPES = frozenset(
     {
@@ -68,10 +80,13 @@ def parse_arguments(arguments: object) -> dict[str, object]:
     if isinstance(arguments, dict):
         return arguments
     if isinstance(arguments, str):
-        try:
-            parsed = msgspec.json.decode(arguments)
-        except msgspec.DecodeError:
-            parsed = None
+        parsed = None
+        encoded = arguments.encode()
+        if not too_deep(encoded):  # a string may hold JSON nested to any depth (bounds.py)
+            try:
+                parsed = msgspec.json.decode(encoded)
+            except (msgspec.DecodeError, RecursionError):
+                pass
         if isinstance(parsed, dict):
             return parsed
         return {"raw": arguments}
@@ -142,7 +157,28 @@ def _is_context(blocks: list[ContentBlock]) -> bool:
 
 def _int(mapping: dict[str, Any], key: str) -> int:
     value = mapping.get(key)
-    return value if isinstance(value, int) else 0
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+_LABEL_CHARS = 60
+
+
+def subagent_label(payload: dict[str, Any]) -> str | None:
+    """What spawned a sub-agent's rollout, from its session_meta: `source` is
+    {"subagent": "review"}, {"subagent": {"thread_spawn": {..., "agent_nickname": ...}}} or
+    {"subagent": {"other": "guardian"}}; a main session's is a string ("cli", "exec")."""
+    source = payload.get("source")
+    if not isinstance(source, dict) or "subagent" not in source:
+        return None
+    spawned = source["subagent"]
+    label: object = spawned
+    if isinstance(spawned, dict) and spawned:
+        kind, detail = next(iter(spawned.items()))
+        label = detail if isinstance(detail, str) else kind
+        if isinstance(detail, dict):
+            label = detail.get("agent_nickname") or detail.get("agent_role") or kind
+    label = payload.get("agent_nickname") or label
+    return str(label)[:_LABEL_CHARS] if isinstance(label, str) and label else "sub-agent"
 
 
 class CodexImporter(LogImporter):
@@ -160,6 +196,9 @@ class CodexImporter(LogImporter):
         # Messages taken but not yet paired with their twin from the other record kind:
         # (kind, role, text), kind "item" or "event".
         self._unpaired: list[tuple[str, str, str]] = []
+        # Where each user turn began (HistoryBuilder.mark()), for a rollback to cut at.
+        self._turns: list[tuple[int, int]] = []
+        self._window: int | None = None  # the model's context window, once a count says it
 
     def settle(self) -> None:
         """Nothing deferred: each record extends the history as it is read."""
@@ -192,6 +231,7 @@ class CodexImporter(LogImporter):
         if kind == "session_meta":
             if self.session_id is None and isinstance(payload.get("id"), str):
                 self.session_id = payload["id"]
+            self.subagent = self.subagent or subagent_label(payload)
         elif kind == "response_item":
             self._item(line, payload, ts)
         elif kind == "compacted":
@@ -200,6 +240,8 @@ class CodexImporter(LogImporter):
             event = payload.get("type")
             if event == "token_count":
                 self._token_count(payload)
+            elif event == "thread_rolled_back":
+                self._roll_back(payload)
             elif event in EVENT_MESSAGES:
                 self._event_message(line, str(event), payload, ts)
             else:
@@ -230,6 +272,8 @@ class CodexImporter(LogImporter):
             self.skipped[f"event_msg.{event}"] += 1
             return
         target = Role.USER if role == "user" else Role.ASSISTANT
+        if target is Role.USER:
+            self._turns.append(self.builder.mark())
         self.builder.add(target, TextContentBlock(text), msg_id=f"line-{line}", ts=ts)
         images = payload.get("images")
         if role == "user" and isinstance(images, list) and images:
@@ -258,6 +302,8 @@ class CodexImporter(LogImporter):
                 self.skipped[f"message.{role}_repeated"] += 1
             elif text or blocks:
                 target = Role.USER if role == "user" else Role.ASSISTANT
+                if target is Role.USER:
+                    self._turns.append(builder.mark())
                 for block in blocks:
                     add(target, block, msg_id=msg_id, ts=ts)
         elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
@@ -310,10 +356,36 @@ class CodexImporter(LogImporter):
         block = TextContentBlock(text)
         self.builder.add(Role.USER, block, msg_id=f"line-{line}", ts=ts, synthetic=True)
 
+    def _roll_back(self, payload: dict[str, Any]) -> None:
+        """The user undid the last `num_turns` turns: Codex drops the history from the start of
+        the num_turns-th user message from the end (all of them when there are fewer, keeping
+        what came before the first)."""
+        count = _int(payload, "num_turns")
+        if count <= 0 or not self._turns:
+            return
+        cut = self._turns[-min(count, len(self._turns))]
+        del self._turns[-min(count, len(self._turns)) :]
+        self.builder.truncate(cut)
+        self.generation += 1  # delivered messages were taken back: consumers start over
+        self._unpaired.clear()
+        self._recount, self._after_compaction, self._last_info = None, False, None
+
+    def _within_window(self, tokens: int, total: object) -> int | None:
+        """A context size read from a count, or None where it cannot be one: above the model's
+        window, or the session's running total read in its place."""
+        if tokens <= 0 or (self._window is not None and tokens > self._window):
+            return None
+        if isinstance(total, dict) and tokens == _int(total, "total_tokens"):
+            return None  # the cumulative figure, not a size
+        return tokens
+
     def _token_count(self, payload: dict[str, Any]) -> None:
         info = payload.get("info")
         if not isinstance(info, dict):
             return  # rate-limit-only update
+        window = _int(info, "model_context_window")
+        if window > 0:
+            self._window = window
         total, last = info.get("total_token_usage"), info.get("last_token_usage")
         if total is not None and (total, last) == self._last_info:
             return  # Codex repeats the event when only rate limits changed
@@ -323,10 +395,10 @@ class CodexImporter(LogImporter):
         if _int(last, "input_tokens") == 0 and _int(last, "output_tokens") == 0:
             # No response: Codex's estimate of the history it now holds (after compacting or
             # rewinding), with the session totals unchanged.
-            tokens = _int(last, "total_tokens")
-            if tokens > 0 and self._after_compaction:
+            tokens = self._within_window(_int(last, "total_tokens"), total)
+            if tokens is not None and self._after_compaction:
                 self.builder.set_post_tokens(tokens)
-            elif tokens > 0:
+            elif tokens is not None:
                 self._recount = tokens
             return
         self._recount, self._after_compaction = None, False
@@ -338,7 +410,8 @@ class CodexImporter(LogImporter):
             output_tokens=_int(last, "output_tokens"),
             cache_read_tokens=cached,
         )
-        self._last_context = _int(last, "input_tokens") + usage.output_tokens
+        context = _int(last, "input_tokens") + usage.output_tokens
+        self._last_context = context if self._window is None or context <= self._window else None
         self.builder.record_usage(None, usage)
 
     def transcript(self, line_count: int) -> ImportedTranscript:

@@ -7,6 +7,7 @@ block at a time, so every snapshot it returns passes `validate_history()`.
 
 from __future__ import annotations
 
+import bisect
 import os
 from collections import Counter
 from datetime import datetime
@@ -23,6 +24,7 @@ from engine.messages import (
     ToolResultContentBlock,
     ToolUseContentBlock,
 )
+from metis_compaction_tui.importers.bounds import too_deep_reason
 
 TranscriptFormat = Literal["claude-code", "codex"]
 
@@ -38,6 +40,25 @@ class AgentCompaction(msgspec.Struct, frozen=True):
     line_number: int
     post_tokens: int | None = None  # context size just after, when the log has it
     duration_ms: int | None = None  # how long the agent took to compact, when the log has it
+
+
+class ContextReduction(msgspec.Struct, frozen=True):
+    """The agent cleared part of its context without summarizing (Claude Code's microcompact:
+    old tool results emptied). `usage_count` is how many responses were recorded before it: a
+    response recorded after it measures the context afresh."""
+
+    message_index: int  # the newest message when it happened; -1 if none
+    line_number: int
+    usage_count: int
+    trigger: str | None
+    pre_tokens: int | None
+    tokens_saved: int | None
+
+    @property
+    def post_tokens(self) -> int | None:
+        if self.pre_tokens is None or self.tokens_saved is None:
+            return None
+        return max(self.pre_tokens - self.tokens_saved, 0)
 
 
 class RecordedUsage(msgspec.Struct, frozen=True):
@@ -69,6 +90,11 @@ class ImportedTranscript(msgspec.Struct):
     skipped_lines: list[tuple[int, str]] = []
     # Why there are no messages, when there are none ("subagent log: 12 sidechain records ...").
     empty_reason: str | None = None
+    context_reductions: list[ContextReduction] = []
+    # The session's name where the log gives one (Claude Code's custom-title, else ai-title).
+    title: str | None = None
+    # A Codex sub-agent's rollout: what spawned it ("review", a worker's nickname), else None.
+    subagent: str | None = None
 
 
 SKIPPED_LINES_SHOWN = 5
@@ -111,17 +137,22 @@ def decode_line(
     line number; the rest of the file is still read."""
     try:
         return decoder.decode(raw)
-    except msgspec.DecodeError as error:
+    except (msgspec.DecodeError, RecursionError) as error:
         note_bad_line(error, line_number, skipped)
         return None
 
 
 def note_bad_line(
-    error: msgspec.DecodeError, line_number: int, skipped: list[tuple[int, str]]
+    error: msgspec.DecodeError | RecursionError, line_number: int, skipped: list[tuple[int, str]]
 ) -> None:
-    """Why a line was skipped, as `decode_line` says it."""
-    if isinstance(error, msgspec.ValidationError):
+    """Why a line was skipped, as `decode_line` says it. (Lines nested too deep are refused
+    before decoding, bounds.py; a RecursionError here is the decoder's own limit, met first.)"""
+    if isinstance(error, RecursionError):
+        skipped.append((line_number, too_deep_reason()))
+    elif isinstance(error, msgspec.ValidationError):
         skipped.append((line_number, f"unexpected record shape ({error})"))
+    elif "UTF-8" in str(error):
+        skipped.append((line_number, "invalid UTF-8 text"))
     else:
         skipped.append((line_number, "invalid JSON"))
 
@@ -198,6 +229,7 @@ class HistoryBuilder:
         self.usage_changed_from = 0
         self.compactions: list[AgentCompaction] = []
         self.compactions_changed_from = 0
+        self.reductions: list[ContextReduction] = []
         # The compaction whose summary is still to come: its fields, message_index left at -1.
         self.pending_compaction: AgentCompaction | None = None
         self.skipped: Counter[str] = Counter()
@@ -307,6 +339,31 @@ class HistoryBuilder:
             self._usage_keys[key] = len(self.usage)
         self.usage.append(usage)
 
+    def mark(self) -> tuple[int, int]:
+        """Where the history ends now: (messages, blocks of the newest), for `truncate`."""
+        drafts = self._drafts
+        return (len(drafts), len(drafts[-1].blocks)) if drafts else (0, 0)
+
+    def truncate(self, mark: tuple[int, int]) -> None:
+        """Take the history back to `mark` (an agent's rollback): later messages, the newest
+        kept message's later blocks, and the usage and compactions recorded for what went."""
+        count, blocks = mark
+        drafts = self._drafts
+        if count and blocks < len(drafts[count - 1].blocks):
+            kept = drafts[count - 1]
+            for block in kept.blocks[blocks:]:
+                if isinstance(block, ToolUseContentBlock):
+                    kept.tool_ids = tuple(i for i in kept.tool_ids if i != block.id)
+            del kept.blocks[blocks:]
+        del drafts[count:]
+        self._touch(max(count - 1, 0))
+        self.usage = [u for u in self.usage if u.message_index < count]
+        self._usage_keys = {k: p for k, p in self._usage_keys.items() if p < len(self.usage)}
+        self.compactions = [c for c in self.compactions if c.message_index < count]
+        self.usage_changed_from = min(self.usage_changed_from, len(self.usage))
+        self.compactions_changed_from = min(self.compactions_changed_from, len(self.compactions))
+        self.reductions = [r for r in self.reductions if r.message_index < count]
+
     def messages(self) -> list[Message]:
         """The history so far; the builder's own list, so copy it before keeping it."""
         cache, drafts = self._cache, self._drafts
@@ -341,6 +398,16 @@ class LogImporter:
         self.warnings: list[str] = []
         self.builder = HistoryBuilder()
         self.generation = 0  # bumped whenever the history is rebuilt rather than extended
+        self.subagent: str | None = None
+
+    def title(self) -> str | None:
+        """The session's own name, where the log gives one."""
+        return None
+
+    def reject(self, line_number: int, kind: str, reason: str) -> None:
+        """A line refused before it was decoded (bounds.py): skipped and counted as `kind`."""
+        self.skipped[kind] += 1
+        bisect.insort(self.skipped_lines, (line_number, reason))
 
     def imported(
         self,
@@ -363,4 +430,7 @@ class LogImporter:
             warnings=[n for n in notes if n] + self.warnings + self.builder.snapshot_warnings(),
             skipped_lines=list(self.skipped_lines),
             empty_reason=empty_reason,
+            context_reductions=list(self.builder.reductions),
+            title=self.title(),
+            subagent=self.subagent,
         )

@@ -19,8 +19,18 @@ import msgspec
 
 from engine.messages import Message
 from metis_compaction_tui.importers import claude_code, codex
+from metis_compaction_tui.importers.bounds import (
+    INCOMPLETE,
+    MAX_LINE_BYTES,
+    TOO_DEEP,
+    TOO_LONG,
+    too_deep,
+    too_deep_reason,
+    too_long_reason,
+)
 from metis_compaction_tui.importers.model import (
     AgentCompaction,
+    ContextReduction,
     HistoryBuilder,
     ImportedTranscript,
     RecordedUsage,
@@ -94,8 +104,13 @@ class _Importer(Protocol):
     builder: HistoryBuilder
     generation: int
     skipped_lines: list[tuple[int, str]]
+    subagent: str | None
+
+    def title(self) -> str | None: ...
 
     def feed(self, lines: list[tuple[int, bytes]]) -> None: ...
+
+    def reject(self, line_number: int, kind: str, reason: str) -> None: ...
 
     def settle(self) -> None: ...
 
@@ -121,7 +136,7 @@ def detect_format(lines: list[tuple[int, bytes]]) -> TranscriptFormat | None:
     for _, raw in lines:
         try:
             probe = _probe.decode(raw)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):
             continue
         kind = probe.type
         if not isinstance(kind, str):
@@ -153,7 +168,7 @@ def describe_non_transcript(lines: list[tuple[int, bytes]]) -> str:
     for _, raw in lines:
         try:
             value = msgspec.json.decode(raw)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):
             broken += 1
             continue
         if isinstance(value, dict):
@@ -192,7 +207,7 @@ def _none_a_record(lines: list[tuple[int, bytes]]) -> bool:
             return True
         try:
             value = msgspec.json.decode(raw)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):
             continue
         if isinstance(value, dict) and (
             isinstance(value.get("type"), str) or value.keys() >= _LEGACY_CODEX_HEADER
@@ -254,10 +269,11 @@ def _split_lines(
         return lines, position, line_number, False, False
     if not rest.rstrip().endswith(b"}"):
         return lines, position, line_number, False, True  # cannot be a whole object yet
-    try:
-        msgspec.json.decode(rest)
-    except msgspec.DecodeError:
-        return lines, position, line_number, False, True
+    if not too_deep(rest):  # a line nested too deep is taken, to be skipped and counted
+        try:
+            msgspec.json.decode(rest)
+        except (msgspec.DecodeError, RecursionError):
+            return lines, position, line_number, False, True
     lines.append((line_number + 1, rest))
     return lines, len(data), line_number + 1, True, False
 
@@ -309,6 +325,15 @@ class TranscriptTail:
         self._warnings: list[str] = []
         self._generation = 0
         self._sent = (0, 0, 0)  # messages, compactions, usage delivered so far
+        # Lines refused before decoding (too long, too deep, unfinished at the end), held until
+        # an importer exists to count them; the newest line refused, so none is counted twice.
+        self._pending: list[tuple[int, str, str]] = []
+        self._rejected_up_to = 0
+        # Where the next read starts: `_offset`, except inside an over-long line being passed
+        # over, whose number `_skipping` is (0: none) and whose bytes so far `_skip_size` counts.
+        self._read_pos = 0
+        self._skipping = 0
+        self._skip_size = 0
 
     @classmethod
     def resume(
@@ -320,8 +345,8 @@ class TranscriptTail:
         starts the chain, and a rewind to before it reads as an append. The caller checks that
         the file is still the one it read (same inode, same first bytes)."""
         tail = cls(path)
-        tail._offset = offset
-        tail._line_count = line_count
+        tail._offset = tail._read_pos = offset
+        tail._line_count = tail._rejected_up_to = line_count
         importer_type = codex.CodexImporter if fmt == "codex" else claude_code.ClaudeCodeImporter
         tail._importer = importer_type(tail.path)
         try:
@@ -383,7 +408,7 @@ class TranscriptTail:
                 if not reset and not final and not self._line_may_end(f, size):
                     return self._update(False)  # that line is still unfinished
                 self._size_seen = size
-                f.seek(self._offset)
+                f.seek(self._read_pos)
                 with gc_paused():
                     return self._read(f, reset, final, progress)
         except FileNotFoundError:
@@ -396,7 +421,7 @@ class TranscriptTail:
         """After a poll that stopped inside an unfinished line: has a newline arrived since, or
         does the file now end like a JSON object (taken without its newline)? Reads only the
         bytes appended since (a 300 MB line being written costs its new bytes, not 300 MB)."""
-        if self._scanned <= self._offset:
+        if self._scanned <= self._read_pos:
             return True
         f.seek(self._scanned)
         while chunk := f.read(_CHUNK_BYTES):
@@ -417,23 +442,50 @@ class TranscriptTail:
         progress: Callable[[int, int], None] | None,
     ) -> TailUpdate:
         """Read from the offset to the end in chunks (memory stays bounded by a chunk and the
-        longest line, not the file), feeding each chunk's complete lines to the importer."""
+        longest line, not the file), feeding each chunk's complete lines to the importer. A line
+        longer than MAX_LINE_BYTES is passed over chunk by chunk, never held whole."""
         carry = b""
         done = 0
         while True:
             chunk = f.read(_CHUNK_BYTES)
             at_end = len(chunk) < _CHUNK_BYTES
+            if (
+                not self._skipping
+                and len(carry) + len(chunk) > MAX_LINE_BYTES
+                and b"\n" not in chunk
+                and b"\n" not in carry
+            ):  # an over-long line: passed over from here, not joined up in memory
+                self._skipping, self._skip_size = self._line_count + 1, len(carry) + len(chunk)
+                self._read_pos = self._offset + self._skip_size
+                carry, chunk = b"", b""
+            elif self._skipping:
+                chunk = self._pass_long_line(chunk)
+            if self._skipping:
+                if not at_end:
+                    continue
+                if final:
+                    self._reject(self._skipping, TOO_LONG, too_long_reason(self._skip_size, True))
+                self._scanned = self._read_pos
+                return self._update(reset)
             data = carry + chunk if carry else chunk
             if self._offset == 0:
                 self._head = data[:_HEAD_BYTES]
+            # The line still open at the end of `data` is left unread once it is over-long.
+            whole = len(data)
+            if whole - data.rfind(b"\n") - 1 > MAX_LINE_BYTES:
+                whole = data.rfind(b"\n") + 1
             lines, consumed, line_count, line_open, incomplete = _split_lines(
-                data, self._line_count, self._line_open, at_end=at_end
+                data if whole == len(data) else data[:whole],
+                self._line_count,
+                self._line_open,
+                at_end=at_end and whole == len(data),
             )
+            lines = self._screen(lines)
             if incomplete and final:
-                self._warnings.append(f"line {line_count + 1}: incomplete last line ignored")
+                self._reject(line_count + 1, INCOMPLETE, "unfinished last line: not read")
             if self._importer is None and lines:
                 fmt = detect_format(lines)
-                if fmt is None and len(lines) < _DETECT_LINES:
+                if fmt is None and len(lines) < _DETECT_LINES and whole == len(data):
                     if not at_end:
                         carry = data  # undecided on a few long lines: read on before deciding
                         continue
@@ -445,6 +497,9 @@ class TranscriptTail:
                     codex.CodexImporter if fmt == "codex" else claude_code.ClaudeCodeImporter
                 )
                 self._importer = importer_type(self.path)
+                for pending in self._pending:
+                    self._importer.reject(*pending)
+                self._pending.clear()
             if lines and self._importer is not None:
                 try:
                     for start in range(0, len(lines), _FEED_BATCH):
@@ -457,14 +512,62 @@ class TranscriptTail:
                     raise
             done += len(lines)
             self._offset += consumed
+            self._read_pos = self._offset
             self._line_count = line_count
             self._line_open = line_open
             carry = data[consumed:]
+            if whole < len(data):  # pass over the over-long line from here on
+                self._skipping, self._skip_size = line_count + 1, len(carry)
+                self._read_pos += len(carry)
+                carry = b""
+                if not at_end:
+                    continue
+                if final:
+                    self._reject(self._skipping, TOO_LONG, too_long_reason(self._skip_size, True))
+                self._scanned = self._read_pos
+                return self._update(reset)
             if at_end:
                 # Where the unfinished line (if any) was looked at up to: the next poll scans
                 # only what follows for its newline.
                 self._scanned = self._offset + len(carry) if carry.strip() else self._offset
                 return self._update(reset)
+
+    def _pass_long_line(self, chunk: bytes) -> bytes:
+        """Pass over the over-long line being skipped; the bytes after its end, if it ends here."""
+        newline = chunk.find(b"\n")
+        if newline < 0:
+            self._skip_size += len(chunk)
+            self._read_pos += len(chunk)
+            return b""
+        self._skip_size += newline
+        self._reject(self._skipping, TOO_LONG, too_long_reason(self._skip_size, False))
+        self._line_count, self._line_open = self._skipping, False
+        self._skipping = 0
+        self._read_pos += newline + 1
+        self._offset = self._read_pos
+        return chunk[newline + 1 :]
+
+    def _screen(self, lines: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
+        """The lines within bounds (bounds.py); each other one is skipped and counted."""
+        kept: list[tuple[int, bytes]] = []
+        for line in lines:
+            number, raw = line
+            if len(raw) > MAX_LINE_BYTES:
+                self._reject(number, TOO_LONG, too_long_reason(len(raw), False))
+            elif too_deep(raw):
+                self._reject(number, TOO_DEEP, too_deep_reason())
+            else:
+                kept.append(line)
+        return kept
+
+    def _reject(self, line_number: int, kind: str, reason: str) -> None:
+        if line_number <= self._rejected_up_to:
+            return  # seen again: lines re-read while the format was undecided
+        self._rejected_up_to = line_number
+        if self._importer is not None:
+            self._importer.reject(line_number, kind, reason)
+        else:
+            self._pending.append((line_number, kind, reason))
 
     def _check_identity(self, f: BinaryIO) -> bool:
         """Start over if the file was truncated or replaced since the last poll."""
@@ -524,14 +627,33 @@ class TranscriptTail:
                 messages=[],
                 agent_compactions=[],
                 recorded_usage=[],
-                skipped={},
+                skipped=dict(Counter(kind for _, kind, _ in self._pending)),
                 line_count=self._line_count,
                 warnings=[*self._warnings, "empty file: no records yet"],
+                skipped_lines=[(n, reason) for n, _, reason in self._pending],
                 empty_reason="empty file: no records yet",
             )
         result = self._importer.transcript(self._line_count)
         result.warnings = self._warnings + result.warnings
         return result
+
+    @property
+    def title(self) -> str | None:
+        """The session's own name, where the log gives one (O(1))."""
+        return self._importer.title() if self._importer is not None else None
+
+    @property
+    def subagent(self) -> str | None:
+        """What spawned this session, for a Codex sub-agent's rollout (O(1))."""
+        return self._importer.subagent if self._importer is not None else None
+
+    @property
+    def last_reduction(self) -> ContextReduction | None:
+        """The agent's newest context reduction without a summary (O(1))."""
+        if self._importer is None:
+            return None
+        reductions = self._importer.builder.reductions
+        return reductions[-1] if reductions else None
 
     @property
     def skipped_line_count(self) -> int:

@@ -138,13 +138,17 @@ class AgentView:
     format: str  # "claude-code" | "codex"
     line_count: int
     compactions: tuple[AgentCompactionView, ...]
-    projected: tuple[ProjectedCompaction, ...]  # ours, over the whole recording
+    # Ours over the whole recording, bounded: the first and the PROJECTED_SHOWN most recent
+    # (a 100 MB log fires some 25,000 times); `projected_count` counts them all.
+    projected: tuple[ProjectedCompaction, ...]
     usage_count: int = 0
     last_recorded_tokens: int | None = None  # the latest response's recorded context size
     last_estimate_tokens: int | None = None  # our estimate of the messages in that context
     recorded_total: int = 0  # over every response: for the estimate/recorded ratio
     estimate_total: int = 0
     notes: tuple[str, ...] = ()  # skipped records, warnings: one line each
+    projected_count: int = 0  # every fire of ours, `projected` holding a bounded few
+    projected_span_tokens: int = 0  # the tokens of every span ours would have compacted
 
     @property
     def summary_ids(self) -> frozenset[str]:

@@ -44,6 +44,7 @@ from metis_compaction_tui.importers import (
     find_transcripts,
     probe_head,
 )
+from metis_compaction_tui.safe_text import neutralise
 from metis_compaction_tui.sources.base import (
     ALL_ACTIONS,
     CompactionLands,
@@ -61,8 +62,29 @@ from metis_compaction_tui.sources.session_data import (
     SessionData,
 )
 
+PROJECTED_SHOWN = 20  # fires of ours an AgentView holds: the first and this many most recent
+
 # Codex names a rollout for when it began: rollout-2025-05-07T17-24-21-<uuid>.
 _ROLLOUT_NAME = re.compile(r"rollout-\d{4}-(\d\d-\d\d)T(\d\d)-(\d\d)-")
+
+
+def session_title(path: Path, tail: TranscriptTail) -> str:
+    """The session's own name where its log gives one, else one made from its path; a Codex
+    sub-agent's rollout says so, so it is told from the session that spawned it."""
+    own = tail.title
+    title = one_line_title(own) if own else transcript_title(path)
+    if tail.subagent:
+        title += f" · sub-agent {one_line_title(tail.subagent)}"
+    if "archived_sessions" in path.parts[:-1]:
+        title += " · archived"  # Codex moved it out of sessions/
+    return title
+
+
+def one_line_title(text: str, limit: int = 60) -> str:
+    """A name from the file, on one line, its control characters made visible, and short
+    enough for the session list."""
+    cleaned = " ".join(neutralise(text, single_line=True).split())
+    return cleaned if len(cleaned) <= limit else cleaned[: limit - 1] + "…"
 
 
 def transcript_title(path: Path) -> str:
@@ -129,10 +151,14 @@ class Recording:
         self._views_shown: tuple[AgentCompactionView, ...] = ()
         self._starts: list[int] = []
         self._fires_shown: tuple[ProjectedCompaction, ...] = ()
+        self._fires_key: tuple[int, ProjectedCompaction | None] = (0, None)
+        self._fires_summed = 0  # fires whose span tokens are in _span_total
+        self._span_total = 0
 
     def reproject(self, config: CompactionConfig) -> None:
         self.config = config
         self.projection = Projection(config)
+        self._fires_summed = self._span_total = 0
         self.projection.feed(zip(self.messages, self.tokens, strict=True))
 
     def apply(self, update_reset: bool, start: int, messages: Sequence[Message]) -> list[str]:
@@ -225,9 +251,27 @@ class Recording:
         if len(self._views) != len(self._views_shown):
             self._views_shown = tuple(self._views)
         fires = self.projection.fires
-        if len(fires) != len(self._fires_shown) or (fires and fires[-1] != self._fires_shown[-1]):
-            self._fires_shown = tuple(fires)
+        key = (self.projection.fire_count, fires[-1] if fires else None)
+        if key != self._fires_key:  # O(PROJECTED_SHOWN) a change, never a copy of every fire
+            self._fires_key = key
+            recent = fires[-PROJECTED_SHOWN:]
+            bounded = recent if len(fires) <= PROJECTED_SHOWN else [fires[0], *recent]
+            self._fires_shown = tuple(bounded)
+        if len(fires) < self._fires_summed:  # a rewrite took fires back: sum again
+            self._fires_summed = self._span_total = 0
+        for fire in fires[self._fires_summed :]:
+            self._span_total += fire.span_tokens
+        self._fires_summed = len(fires)
         last = self.pairs[-1] if self.pairs else (None, None)
+        reduction = self.tail.last_reduction
+        if (
+            reduction is not None
+            and reduction.post_tokens is not None
+            and reduction.usage_count >= len(self.pairs)
+        ):
+            # The agent cleared old tool results after its last response: the context is what
+            # it says is left, not what that response measured.
+            last = (reduction.post_tokens, last[1])
         return AgentView(
             path=str(self.path),
             format=self.tail.format or "claude-code",
@@ -240,6 +284,8 @@ class Recording:
             recorded_total=self.recorded_total,
             estimate_total=self.estimate_total,
             notes=self.notes if notes is None else notes,
+            projected_count=self.projection.fire_count,
+            projected_span_tokens=self._span_total,
         )
 
 
@@ -315,6 +361,7 @@ class TranscriptSource:
             recording.problem = str(error.strerror or error)
             raise SourceUnavailable(f"{recording.path}: {recording.problem}") from None
         recording.problem = None
+        recording.title = session_title(recording.path, recording.tail)
         lines_moved = update.line_count != recording.line_count
         recording.line_count = update.line_count
         lines_moved = recording.refresh_notes() or lines_moved
@@ -503,6 +550,7 @@ def read_recording(path: Path, config: CompactionConfig) -> Recording:
     recording = Recording(path, path.stem, config)
     update = recording.tail.poll(final=True)
     recording.tail.refuse_undecided(final=True)
+    recording.title = session_title(path, recording.tail)
     recording.apply(True, 0, update.messages)
     recording.compactions = list(update.agent_compactions)
     recording.take_usage(0, update.recorded_usage)

@@ -47,17 +47,18 @@ def agent_lines(view: AgentView) -> list[list[str]]:
             + [f"⚠ {len(view.notes)} note(s) · {w}" for w in agent]
             + agent
         )
-    fires = view.projected
+    fires = view.projected  # the first and the most recent few; projected_count has them all
     if fires:
         first = fires[0]
         last = fires[-1]
+        count = max(view.projected_count, len(fires))
         ours = [
-            f"{len(fires)} compaction(s) under these knobs: first {first.action} before msg "
+            f"{count} compaction(s) under these knobs: first {first.action} before msg "
             f"{first.before_index} (turn {first.turn}, {short_tokens(first.pending_tokens)} "
             f"pending), last before msg {last.before_index} · w: what-if",
-            f"{len(fires)} under these knobs: first {first.action} before msg "
+            f"{count} under these knobs: first {first.action} before msg "
             f"{first.before_index} · w: what-if",
-            f"{len(fires)}, first before msg {first.before_index}",
+            f"{count}, first before msg {first.before_index}",
         ]
     else:
         ours = [

@@ -52,12 +52,26 @@ class SkippedLineJson(Strict):
     reason: str
 
 
+class ContextReductionJson(Strict):
+    message_index: int
+    line_number: int
+    usage_count: int
+    trigger: str | None
+    pre_tokens: int | None
+    tokens_saved: int | None
+    post_tokens: int | None
+
+
 class TranscriptJson(Strict):
     path: str
     format: str
     line_count: int
     agent_compactions: list[AgentCompactionJson]
+    context_reductions: list[ContextReductionJson]
+    subagent: str | None
     projected_compactions: list[ProjectedJson]
+    projected_count: int
+    projected_span_tokens: int
     recorded_usage: UsageJson
     skipped: dict[str, int]
     warnings: list[str]

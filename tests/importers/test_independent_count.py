@@ -82,8 +82,15 @@ def claude_count(path: Path) -> Count:
         segment = (r.get("compactMetadata") or {}).get("preservedSegment") or {}
         head, anchor = segment.get("headUuid"), segment.get("anchorUuid")
         if head in by_uuid and anchor in by_uuid:
+            tail = segment.get("tailUuid")
             parent[r["uuid"]] = parent[head]
-            parent[head] = summary_below.get(anchor, anchor)
+            if tail in by_uuid:  # Claude Code's relink: below the anchor means after the tail
+                parent[head] = anchor
+                for o in records:
+                    if o.get("parentUuid") == anchor and o["uuid"] != head:
+                        parent[o["uuid"]] = tail
+            else:
+                parent[head] = summary_below.get(anchor, anchor)
     leaf = next(r["uuid"] for r in reversed(records) if r.get("type") in ("user", "assistant"))
     chain: list[str] = []
     node: str | None = leaf
@@ -115,6 +122,27 @@ def claude_count(path: Path) -> Count:
             and _blocks(o, "tool_result", "tool_use_id") & calls
         ]
         ordered += [u for u in group + results if u not in ordered]
+
+    # A response's records the chain missed (a parallel call written below the first) and the
+    # tool results below any of them go after its last record on the chain.
+    def response(u: str) -> str | None:
+        r = by_uuid[u]
+        return (r.get("message") or {}).get("id") if r.get("type") == "assistant" else None
+
+    last_of = {response(u): u for u in ordered if response(u)}
+    for message_id, anchor_uuid in last_of.items():
+        members = [o["uuid"] for o in records if response(o["uuid"]) == message_id]
+        lost = [m for m in members if m not in ordered]
+        found = [
+            o["uuid"]
+            for o in records
+            if o.get("parentUuid") in members
+            and o.get("type") == "user"
+            and _blocks(o, "tool_result", "tool_use_id")
+            and o["uuid"] not in ordered
+        ]
+        at = ordered.index(anchor_uuid) + 1
+        ordered[at:at] = lost + [u for u in found if u not in lost]
     kept = [
         by_uuid[u]
         for u in ordered
@@ -161,6 +189,8 @@ def codex_count(path: Path) -> Count:
             entries.append(("item", payload))
         elif kind == "event_msg" and payload.get("type") in ("user_message", "agent_message"):
             entries.append(("event", payload))
+        elif kind == "event_msg" and payload.get("type") == "thread_rolled_back":
+            entries.append(("rollback", payload))
         elif kind == "compacted":
             history = payload.get("replacement_history") or []
             entries += [("item", i) for i in history if isinstance(i, dict)]
@@ -173,8 +203,16 @@ def codex_count(path: Path) -> Count:
         for kind, p in entries
         if kind == "item" and p.get("type") == "message"
     }
-    roles, calls = [], 0
+    kept: list[tuple[str, bool]] = []  # (role, is a tool call) of each item taken
+    turns: list[int] = []  # where each user message began, for a rollback to cut at
     for kind, p in entries:
+        if kind == "rollback":  # Codex drops the last num_turns user turns
+            n = p.get("num_turns")
+            if isinstance(n, int) and n > 0 and turns:
+                cut = turns[-min(n, len(turns))]
+                del kept[cut:]
+                turns = [t for t in turns if t < cut]
+            continue
         if kind == "item":
             role = _codex_role(p)
         elif kind == "summary":
@@ -184,9 +222,10 @@ def codex_count(path: Path) -> Count:
             text = str(p.get("message") or "").strip()
             role = None if not text or (role, text) in said else role
         if role is not None:
-            roles.append(role)
-            calls += int(kind == "item" and p.get("type") in CODEX_CALLS)
-    return _runs(roles), calls
+            if role == "user" and (kind == "event" or p.get("type") == "message"):
+                turns.append(len(kept))
+            kept.append((role, kind == "item" and p.get("type") in CODEX_CALLS))
+    return _runs([role for role, _ in kept]), sum(call for _, call in kept)
 
 
 def independent_count(path: Path) -> Count:

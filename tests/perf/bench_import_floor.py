@@ -1,0 +1,131 @@
+"""The first full read of a Claude Code transcript against its floor: a typed msgspec decode of
+every line of the same file (what any reader must at least pay), for 1, 10 and 100 MB.
+
+Each figure is measured in its own subprocess, so its peak memory (ru_maxrss, less the
+interpreter's own at start) is that step's alone:
+
+- floor: every line decoded into a msgspec Struct of the record's envelope and message;
+- import: `load_transcript` (the tail reading every line and the importer building the history);
+- status --json: what `status FILE --json` does (the import, our token counts and projection,
+  the JSON written), as the status line's first `--sync` read of a file does.
+
+    python tests/perf/bench_import_floor.py            # 1, 10, 100 MB
+    python tests/perf/bench_import_floor.py --quick    # 1, 10 MB
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _util import table  # noqa: E402
+
+# Run in a child: prints {"seconds": s, "peak_mb": m}.
+CHILD = r"""
+import json, resource, sys, time
+sys.path.insert(0, sys.argv[3])
+kind, path = sys.argv[1], sys.argv[2]
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+import msgspec
+from metis_compaction_tui.importers import load_transcript
+from metis_compaction_tui.sources.transcript import read_recording
+from metis_compaction_tui.cli.transcripts import transcript_status
+from engine import CompactionConfig
+
+class Block(msgspec.Struct):
+    type: str = ""
+    text: str | None = None
+    id: str | None = None
+    name: str | None = None
+    input: object = None
+    tool_use_id: str | None = None
+    content: object = None
+
+class Usage(msgspec.Struct):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+class Api(msgspec.Struct):
+    id: str | None = None
+    content: str | list[Block] | None = None
+    usage: Usage | None = None
+
+class Record(msgspec.Struct, rename="camel"):
+    type: str = ""
+    uuid: str | None = None
+    parent_uuid: str | None = None
+    is_sidechain: bool | None = None
+    timestamp: str | None = None
+    message: Api | None = None
+
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+started = time.perf_counter()
+if kind == "floor":
+    decoder = msgspec.json.Decoder(Record)
+    with open(path, "rb") as f:
+        for line in f:
+            if line.strip():
+                decoder.decode(line)
+elif kind == "import":
+    load_transcript(path)
+else:
+    from pathlib import Path
+    status = transcript_status(read_recording(Path(path), CompactionConfig()))
+    json.dumps(status)
+seconds = time.perf_counter() - started
+peak = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) / 1024
+print(json.dumps({"seconds": seconds, "peak_mb": peak}))
+"""
+
+
+def measure(kind: str, path: Path) -> dict[str, float]:
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, kind, str(path), str(ROOT)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="1 and 10 MB only")
+    args = parser.parse_args()
+    from tests.transcript_writer import ClaudeCodeWriter
+
+    sizes = [1, 10] if args.quick else [1, 10, 100]
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        for megabytes in sizes:
+            path = Path(folder) / f"log-{megabytes}mb.jsonl"
+            writer = ClaudeCodeWriter(1, compact_every=400)
+            with path.open("w") as out:
+                out.writelines(writer.turns_until(megabytes << 20))
+            floor = measure("floor", path)
+            for kind in ("floor", "import", "status"):
+                got = floor if kind == "floor" else measure(kind, path)
+                rows.append(
+                    [
+                        f"{megabytes} MB",
+                        kind,
+                        f"{got['seconds']:.3f}",
+                        f"{got['seconds'] / floor['seconds']:.2f}x",
+                        f"{got['peak_mb']:.0f}",
+                    ]
+                )
+    print(table(["file", "step", "seconds", "vs floor", "peak MB (over start)"], rows))
+
+
+if __name__ == "__main__":
+    main()
