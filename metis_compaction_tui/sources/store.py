@@ -218,7 +218,10 @@ class StoreSource:
             history=history,
             config=config,
             settings_rows=settings.describe(info.config),
-            settings_file=str(settings.path) + ("" if settings.file_found else " (absent)"),
+            settings_file=str(settings.path)
+            + ("" if settings.file_found else " (absent)")
+            + (f" · {note}" if (note := settings.trust.note()) else ""),
+            trust_note="untrusted config" if settings.trust.state == "untrusted" else "",
             price_origin=price_origin(config.compaction_model, settings.summarizer),
             summarizer=settings.summarizer.bound(config.compaction_model),
             spent_usd=snapshot.spent_usd,
@@ -286,6 +289,10 @@ class StoreSource:
     @contextmanager
     def managing(self, session_id: str) -> Iterator[SessionManager]:
         settings = self.settings()
+        try:
+            settings.require_trust("compact now")  # engine.workspace_trust: the rule is there
+        except ConfigError as untrusted:
+            raise ActionRefused(str(untrusted)) from None
         with self._short_store() as store:
             # The workspace's knobs on top of the session's, and its summarizer settings (an
             # imported factory, a compatible endpoint, a stated price) for the model.
