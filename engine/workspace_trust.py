@@ -172,12 +172,12 @@ class WorkspaceUntrusted(ConfigError):
 
     def __init__(self, trust: WorkspaceTrust, command: str) -> None:
         key, where = trust.withheld[0], trust.withheld_at[0]
-        more = f" (and {', '.join(trust.withheld[1:])})" if len(trust.withheld) > 1 else ""
+        more = f" (+{len(trust.withheld) - 1} more)" if len(trust.withheld) > 1 else ""
         what = "has changed since you trusted it" if trust.changed else "is not trusted"
         ValueError.__init__(
             self,
-            f"{where}: {key}{more}: set by a workspace config file that {what}; `{command}` "
-            f"refused, nothing run. Review the file, then run `{trust.trust_command}`",
+            f"{where}: {key}{more}: this workspace config {what}, so `{command}` is refused; "
+            f"review the file, then run `{trust.trust_command}`",
         )
         self.knob = key
         self.trust = trust
