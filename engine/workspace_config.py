@@ -441,8 +441,11 @@ class ResolvedConfig(msgspec.Struct, frozen=True, kw_only=True):
             knob: getattr(self.config, knob) for knob in KNOBS if self.origins[knob].kind != DEFAULT
         }
 
-    def manager_kwargs(self) -> dict[str, Any]:
-        """SessionManager keyword arguments: every knob and the summarizer settings."""
+    def manager_kwargs(self, command: str = "SessionManager") -> dict[str, Any]:
+        """SessionManager keyword arguments: every knob and the summarizer settings. A manager
+        compacts with them, so an untrusted file's gated settings refuse here (`command` names
+        what is refused) rather than being silently left out."""
+        self.require_trust(command)
         knobs: dict[str, Any] = {knob: getattr(self.config, knob) for knob in KNOBS}
         return {**knobs, "summarizer_settings": self.summarizer}
 

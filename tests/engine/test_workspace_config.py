@@ -18,7 +18,7 @@ from engine.workspace_config import (
     parse_flags,
     resolve_config,
 )
-from engine.workspace_trust import trust_workspace
+from engine.workspace_trust import WorkspaceUntrusted, trust_workspace
 
 FULL = """\
 # every §11 knob, and how to reach and price the summarizer
@@ -224,6 +224,9 @@ async def test_manager_kwargs_build_a_manager_with_the_files_model_and_settings(
     from engine.manager import SessionManager
 
     write(tmp_path, FULL)
+    with pytest.raises(WorkspaceUntrusted, match=r"summarizer\.base_url"):  # not silently dropped
+        resolve_config(tmp_path, environ={}).manager_kwargs()
+    trust_workspace(tmp_path)
     manager = SessionManager(
         workspace=tmp_path, **resolve_config(tmp_path, environ={}).manager_kwargs()
     )
