@@ -14,8 +14,8 @@ from engine.config import CompactionConfig
 from engine.layout import config_path, metis_dir
 from engine.store import SessionStore
 from engine.summarizers.pricing import CallUsage, price_from_rates, usage_cost
-from metis_compaction_tui.cli import dispatch as cli
 from engine.workspace_trust import trust_workspace
+from metis_compaction_tui.cli import dispatch as cli
 from tests.history_builders import tool_session
 from tests.messages_api_server import MessagesAPIServer, ok
 from tests.plugins import acme
