@@ -21,6 +21,7 @@ from engine import CompactionConfig, ConfigError, History, SessionManager
 from engine.layout import cache_path, config_path, file_identity, store_path
 from engine.summarizers import price_origin
 from engine.workspace_config import ResolvedConfig, resolve_config
+from engine.workspace_trust import record_path
 from metis_compaction_tui.sources.base import (
     ActionRefused,
     CompactionLands,
@@ -47,6 +48,16 @@ def _store_errors() -> tuple[type[BaseException], ...]:
     from engine.store import StoreError
 
     return (StoreError, sqlite3.Error, OSError)
+
+
+def _stamp(path: Path) -> object:
+    """A file's version: the config file, and the user's trust record (`trust` in another
+    terminal changes what applies without changing the file)."""
+    try:
+        stat = os.lstat(path)
+    except OSError:
+        return None
+    return (stat.st_mtime_ns, stat.st_size, stat.st_ino)
 
 
 def event_row(stored: Any) -> EventRow:
@@ -88,12 +99,7 @@ class StoreSource:
     def settings(self) -> ResolvedConfig:
         """Read again only when the file changed; a bad file is the source's problem, shown
         in the banner with its file, line and key, until it is fixed."""
-        path = config_path(self.workspace)
-        try:
-            stat = os.stat(path)
-            stamp: object = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
-        except OSError:
-            stamp = None
+        stamp = tuple(_stamp(p) for p in (config_path(self.workspace), record_path(self.workspace)))
         cached = self._settings
         if cached is not None and cached[0] == stamp:
             return cached[1]

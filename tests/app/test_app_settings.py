@@ -150,4 +150,15 @@ async def test_an_untrusted_workspace_is_shown_as_such_and_compact_now_refuses(
         text = getattr(shown, "plain", str(shown))
         assert f"{config_file}:6: summarizer.import" in text
         assert f"metis-compaction-tui trust {workspace.resolve()}" in text
-    assert acme.CALLS[before:] == []
+        assert acme.CALLS[before:] == []
+        # Trusted from another terminal: the app picks it up without the file changing.
+        trust_workspace(workspace)
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("c")
+        screen = app.screen
+        assert isinstance(screen, CompactNowScreen)
+        await wait_workers(app)
+        await pilot.pause()
+        assert screen.state == "ready", screen.state
+        assert screen.endpoint.startswith("imported summarizer tests.plugins.acme:make")
