@@ -236,3 +236,26 @@ def test_a_cache_linked_outside_is_never_written_through(
         assert not aim.exists()
     assert not Path(f"{aim}-wal").exists() and not Path(f"{aim}-shm").exists()
     no_secret_in(done.out, done.err, listed.out, listed.err)
+
+
+def test_a_claim_that_fails_midway_puts_every_entry_back(tmp_path: Path) -> None:
+    """In-process: the transaction fails on the second entry's UPDATE (a trigger aborts it); the
+    first entry, already claimed, and the second are both back under their own names."""
+    import sqlite3
+
+    from engine.store import spend_journal
+
+    folder = spend_journal_dir(tmp_path)
+    metis_dir(tmp_path).mkdir()
+    first = spend_journal.write_entry(folder, "a", Decimal("0.1"))
+    second = spend_journal.write_entry(folder, "b", Decimal("0.2"))
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    conn.execute("CREATE TABLE sessions (session_id TEXT, spent_usd TEXT)")
+    conn.executemany("INSERT INTO sessions VALUES (?, '0')", [("a",), ("b",)])
+    conn.execute(
+        "CREATE TRIGGER no_b BEFORE UPDATE ON sessions WHEN NEW.session_id = 'b' "
+        "BEGIN SELECT RAISE(ABORT, 'refused'); END"
+    )
+    with pytest.raises(sqlite3.IntegrityError):
+        spend_journal.claim_into(conn, folder)
+    assert sorted(p.name for p in folder.iterdir()) == sorted([first.name, second.name])
