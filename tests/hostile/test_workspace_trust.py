@@ -270,3 +270,28 @@ def test_trust_is_what_stands_between_the_file_and_the_shell(tmp_path: Path, hom
     assert cli(env, "trust", str(workspace)).code == 0
     cli(env, "compact", SESSION, str(workspace), "--dry-run")
     assert marker.exists()
+
+
+def test_transcript_commands_in_an_untrusted_folder_run_nothing(tmp_path: Path, home: Path) -> None:
+    """`compact T --dry-run` and `inspect` take the current folder's config: in a cloned repo
+    they refuse; `status T` works on the rest of the file."""
+    from tests.transcript_writer import ClaudeCodeWriter
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    config_path(repo).parent.mkdir()
+    marker = home / "MARKER"
+    shell_attack(repo, marker)
+    transcript = tmp_path / "session.jsonl"
+    writer = ClaudeCodeWriter(11, compact_every=10)
+    transcript.write_text("".join(line for _ in range(20) for line in writer.turn()))
+    env = user_env(home)
+    preview = cli(env, "compact", str(transcript), "--dry-run", cwd=repo)
+    one_line_refusal(preview, "summarizer.import", "`compact --dry-run`", "trust")
+    inspect = cli(env, "inspect", str(transcript), cwd=repo)
+    one_line_refusal(inspect, "summarizer.import", "`inspect`", "trust")
+    status = cli(env, "status", str(transcript), cwd=repo)
+    assert status.code == 0, status.err
+    assert not marker.exists()
+    for run in (preview, inspect, status):
+        no_secret_in(run.out, run.err)
