@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.layout import config_path
+from engine.layout import config_path, metis_dir
 from engine.safe_files import FileRefused, read_regular, sqlite_files_problem
 from engine.workspace_config import ConfigFileError, resolve_config
 from engine.workspace_trust import (
@@ -136,7 +136,7 @@ def test_read_regular_refuses_what_is_not_a_bounded_regular_file(tmp_path: Path)
         read_regular(tmp_path, 100)
     with pytest.raises(FileNotFoundError):
         read_regular(tmp_path / "missing", 100)
-    inner = tmp_path / "ws" / ".metis"
+    inner = metis_dir(tmp_path / "ws")
     inner.parent.mkdir()
     inner.symlink_to(tmp_path)  # a .metis that links out of its workspace
     with pytest.raises(FileRefused, match="outside the workspace"):
