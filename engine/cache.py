@@ -24,6 +24,7 @@ import msgspec
 
 from engine.layout import file_identity
 from engine.row_check import MAX_SUMMARY_CHARS, BadRow, int_col, text_col
+from engine.safe_files import sqlite_files_problem
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -215,7 +216,7 @@ def prepare_file(path: Path) -> None:
     if not path.exists():
         for suffix in _SIDE_FILES:  # a -wal left from a deleted file must not replay into a new one
             Path(f"{path}{suffix}").unlink(missing_ok=True)
-        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW, 0o600))
         os.chmod(path, 0o600)
 
 
@@ -367,7 +368,9 @@ class CompactionCache(_CacheFace):
             self._identity = None
             try:
                 self._identity = file_identity(self.path)  # replacing it lifts the refusal
-                foreign = ownership_problem(self.path) if self._identity else None
+                foreign = sqlite_files_problem(self.path) or (  # engine.safe_files
+                    ownership_problem(self.path) if self._identity else None
+                )
                 if foreign:
                     self._degrade(describe(self.path, foreign))
                     return self.status
@@ -582,7 +585,9 @@ class AsyncCompactionCache(_CacheFace):
         self._identity = None
         try:
             self._identity = file_identity(self.path)  # replacing it lifts the refusal
-            foreign = ownership_problem(self.path) if self._identity else None
+            foreign = sqlite_files_problem(self.path) or (  # engine.safe_files
+                ownership_problem(self.path) if self._identity else None
+            )
             if foreign:
                 await self._degrade(describe(self.path, foreign))
                 return

@@ -25,7 +25,9 @@ import msgspec
 from engine.config import CompactionConfig
 from engine.errors import ConfigError, StoreError
 from engine.layout import METIS_DIR, config_path
+from engine.safe_files import FileRefused, read_regular
 from engine.summarizers.settings import StatedPrice, SummarizerSettings
+from engine.workspace_trust import WorkspaceTrust, assess
 
 ENV_PREFIX = "METIS_"
 MAX_FILE_BYTES = 256 * 1024
@@ -132,25 +134,35 @@ _UNKNOWN = re.compile(r"Object contains unknown field `([^`]+)`")
 _YAML_LINE = re.compile(r"line (\d+), column (\d+)")
 
 
-def read_config_file(path: Path) -> tuple[ConfigLayer, dict[str, int]]:
-    """The file's layer and the line (1-based) of each key it sets; an absent file sets nothing."""
+def read_config_bytes(path: Path) -> bytes | None:
+    """The file's exact bytes (None when absent), read as engine.safe_files reads a workspace
+    file: a regular file in the workspace, no link, no FIFO or device, at most MAX_FILE_BYTES."""
     try:
-        raw = path.read_bytes()
+        return read_regular(
+            path, MAX_FILE_BYTES, workspace=path.parent.parent, what="a config file"
+        )
     except FileNotFoundError:
-        return ConfigLayer(), {}
+        return None
     except NotADirectoryError:
-        # The same words as the store's: a file named .metis (issue 17, finding 11).
+        # The same words as the store's: a file named .metis.
         raise StoreError(
             f"{path.parent} is a file, not the {METIS_DIR} folder of a workspace: move it aside"
         ) from None
+    except FileRefused as refused:
+        raise ConfigFileError("(file)", refused.what, where=str(path)) from None
     except OSError as error:
         raise ConfigFileError("(file)", f"unreadable: {error.strerror}", where=str(path)) from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise ConfigFileError(
-            "(file)",
-            f"{len(raw):,} bytes; a config file is at most {MAX_FILE_BYTES:,}",
-            where=str(path),
-        )
+
+
+def read_config_file(path: Path) -> tuple[ConfigLayer, dict[str, int]]:
+    """The file's layer and the line (1-based) of each key it sets; an absent file sets nothing."""
+    return parse_config(read_config_bytes(path), path)
+
+
+def parse_config(raw: bytes | None, path: Path) -> tuple[ConfigLayer, dict[str, int]]:
+    """The layer and key lines of a config file's bytes (None: no file); errors name `path`."""
+    if raw is None:
+        return ConfigLayer(), {}
     text = raw.decode("utf-8", errors="replace")
     if not text.strip():
         return ConfigLayer(), {}
@@ -416,6 +428,12 @@ class ResolvedConfig(msgspec.Struct, frozen=True, kw_only=True):
     config: CompactionConfig
     summarizer: SummarizerSettings
     origins: dict[str, Origin]  # by dotted key: every knob, every summarizer setting
+    trust: WorkspaceTrust  # whether the file's trust-gated settings apply (engine.workspace_trust)
+
+    def require_trust(self, command: str) -> None:
+        """Before `command` runs with these settings: WorkspaceUntrusted (a ConfigError) if the
+        workspace file sets a gated setting it may not, one line naming key, file and remedy."""
+        self.trust.require(command)
 
     def overrides(self) -> dict[str, Any]:
         """The knobs something set (flag, environment, file): what they change in a session."""
@@ -423,8 +441,11 @@ class ResolvedConfig(msgspec.Struct, frozen=True, kw_only=True):
             knob: getattr(self.config, knob) for knob in KNOBS if self.origins[knob].kind != DEFAULT
         }
 
-    def manager_kwargs(self) -> dict[str, Any]:
-        """SessionManager keyword arguments: every knob and the summarizer settings."""
+    def manager_kwargs(self, command: str = "SessionManager") -> dict[str, Any]:
+        """SessionManager keyword arguments: every knob and the summarizer settings. A manager
+        compacts with them, so an untrusted file's gated settings refuse here (`command` names
+        what is refused) rather than being silently left out."""
+        self.require_trust(command)
         knobs: dict[str, Any] = {knob: getattr(self.config, knob) for knob in KNOBS}
         return {**knobs, "summarizer_settings": self.summarizer}
 
@@ -494,7 +515,8 @@ def resolve_config(
     """The knobs and summarizer settings for `workspace`: flag > environment > file > default.
     `flags` are dotted keys with text values (parse_flags); `environ` defaults to os.environ."""
     path = config_path(workspace)
-    file_layer, lines = read_config_file(path)
+    raw = read_config_bytes(path)
+    file_layer, lines = parse_config(raw, path)
     env_values = environment_values(os.environ if environ is None else environ)
     flag_values = dict(flags or {})
     layers: list[tuple[dict[str, Any], dict[str, Origin]]] = [
@@ -514,11 +536,25 @@ def resolve_config(
         for key, value in layer_values.items():
             values[key] = value
             origins[key] = layer_origins.get(key, Origin(FILE, str(path)))
-    return _build(path, path.exists(), values, origins)
+    # Every value is checked, a withheld one too: a bad file is named whether trusted or not.
+    resolved = _build(path, raw is not None, dict(values), dict(origins))
+    in_force = [key for key in layers[0][0] if origins[key].kind == FILE]
+    trust = assess(workspace, raw, layers[0][0], in_force, lines)
+    if not trust.withheld:
+        return msgspec.structs.replace(resolved, trust=trust)
+    # engine.workspace_trust: an untrusted file's gated settings are not applied.
+    for key in trust.withheld:
+        del values[key]
+        origins[key] = Origin(DEFAULT)
+    return _build(path, True, values, origins, trust)
 
 
 def _build(
-    path: Path, found: bool, values: dict[str, Any], origins: dict[str, Origin]
+    path: Path,
+    found: bool,
+    values: dict[str, Any],
+    origins: dict[str, Origin],
+    trust: WorkspaceTrust | None = None,
 ) -> ResolvedConfig:
     def fail(key: str, detail: str) -> ConfigFileError:
         origin = origins.get(key, Origin(DEFAULT))
@@ -579,5 +615,10 @@ def _build(
         raise fail(error.knob, str(error).split(": ", 1)[-1]) from None
     origins.setdefault("summarizer.options", Origin(DEFAULT))
     return ResolvedConfig(
-        path=path, file_found=found, config=config, summarizer=settings, origins=origins
+        path=path,
+        file_found=found,
+        config=config,
+        summarizer=settings,
+        origins=origins,
+        trust=trust or assess(path.parent.parent, None, {}, (), {}),
     )

@@ -336,6 +336,8 @@ class MetisInspector(App[int]):
         detail = f"{data.message_count:,} msgs · rev {data.revision}"
         if data.read_only:
             detail += " · read-only"
+        if data.trust_note:  # engine.workspace_trust: gated settings withheld (settings: s)
+            detail += f" · {data.trust_note}"
         status.set_session(self.source.label, data.title, detail)
 
     # -- widgets talking up -------------------------------------------------------------------

@@ -6,6 +6,8 @@
 - `simulated_workspace`: a workspace where the simulated metis dev ran one session that compacted.
 - `store`: a fresh real store with one session `SID` under the small test knobs.
 - after every test, any worker process it spawned (tests/processes.py) is killed with its group.
+- every test has its own user config folder (XDG_CONFIG_HOME, inherited by the CLI subprocesses):
+  workspace trust (engine.workspace_trust) is recorded there, never in the user's real one.
 """
 
 from __future__ import annotations
@@ -57,6 +59,16 @@ def store(tmp_path: Path) -> Iterator[SessionStore]:
     opened.create_session(SID, config=SMALL_CONFIG, title="a session")
     yield opened
     opened.close()
+
+
+@pytest.fixture(autouse=True)
+def _own_user_config(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """A fresh, empty user config folder per test: nothing is trusted until a test trusts it."""
+    folder = tmp_path_factory.mktemp("xdg-config")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(folder))
+    return folder
 
 
 @pytest.fixture(autouse=True)

@@ -11,6 +11,7 @@ import sqlite3
 from pathlib import Path
 
 from engine.errors import StoreError
+from engine.safe_files import sqlite_files_problem
 
 # 'MCTS' (metis compaction store): tells our file from another program's SQLite database.
 APPLICATION_ID = 0x4D435453
@@ -102,6 +103,10 @@ def describe_sqlite_error(path: Path, exc: BaseException) -> str:
 def connect(path: Path, *, create: bool) -> sqlite3.Connection:
     """Open (and with `create`, make or migrate) the store. Raises StoreError; with create=False
     nothing is written."""
+    # engine.safe_files: SQLite writes through links, so none is opened (nor a FIFO, a folder).
+    refused = sqlite_files_problem(path, workspace=path.parent.parent)
+    if refused is not None:
+        raise StoreError(f"session store {path}: {refused}")
     if not path.exists():
         if not create:
             raise StoreError(

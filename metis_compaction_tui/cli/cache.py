@@ -6,6 +6,7 @@ Reads never bump a row (looking is not a hit, §5.3); a missing cache is reporte
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -34,7 +35,7 @@ def cache_row_json(row: CacheRow, *, with_text: bool) -> dict[str, Any]:
 
 def _open_cache(path: Path) -> CompactionCache | None:
     """The workspace's cache, or None when there is none yet (and none is created)."""
-    if not path.exists():
+    if not os.path.lexists(path):  # a dangling link is no "none yet": CompactionCache refuses it
         return None
     cache = CompactionCache(path)
     if cache.problem:

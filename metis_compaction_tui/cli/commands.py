@@ -24,6 +24,7 @@ from engine import (
     TurnPlan,
     plan_turn,
 )
+from engine.endpoint import call_endpoint
 from engine.savings import compaction_savings
 from engine.store import SCHEMA_VERSION, SessionInfo, SessionStore, StoreError, UndoRefused
 from engine.store.rows import StoredCompaction
@@ -197,6 +198,7 @@ def cmd_status(
                     "config_file": str(settings.path),
                     "config_file_found": settings.file_found,
                     "config": settings.to_json(),
+                    "workspace_trust": msgspec.to_builtins(settings.trust),
                     "sessions": sessions,
                 },
                 out,
@@ -213,6 +215,8 @@ def write_settings_text(settings: ResolvedConfig, out: TextIO) -> None:
     """What the flags, environment and workspace file set, each with where it came from."""
     found = "" if settings.file_found else " (absent)"
     out.write(f"config     {one_line(str(settings.path))}{found}\n")
+    if settings.trust.state == "untrusted":
+        out.write(f"  trust    {one_line(settings.trust.note() or 'workspace config untrusted')}\n")
     for key, value, origin in settings.describe():
         if settings.origins[key].kind != DEFAULT:
             out.write(f"  {key} = {one_line(value)}  ({one_line(origin)})\n")
@@ -290,6 +294,7 @@ def cmd_compact(
     flags: dict[str, str] | None = None,
 ) -> int:
     settings = resolve_config(workspace, flags=flags)
+    settings.require_trust("compact --dry-run" if dry_run else "compact")  # engine.workspace_trust
     with open_store(workspace) as store:
         try:
             info = store.session_info(session_id)
@@ -339,6 +344,8 @@ async def compact_or_preview(
             "pending_history_tokens": span.pending_history_tokens,
             "model": preview.model,
             "price_origin": price_origin(preview.model, manager.summarizer_settings),
+            # Where the session (and the key) would go: said before and after the call.
+            "endpoint": call_endpoint(preview.model, manager.summarizer_settings),
             "cache_key": preview.cache_key,
             "cache_hit": preview.cache_hit,
             "estimated_cost_usd": str(preview.estimated_cost_usd),
@@ -388,6 +395,7 @@ async def compact_or_preview(
         f"  cost       ${cost}{' estimated' if dry_run else ''} with {one_line(summary['model'])} "
         f"({summary['price_origin']}); "
         f"spent ${summary['spent_usd']} of ${summary['budget_usd']}\n"
+        f"  endpoint   {one_line(summary['endpoint'])}\n"
     )
     if not dry_run:
         out.write(f"  summary    {summary['tokens_out']:,} tokens\n")

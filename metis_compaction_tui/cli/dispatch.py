@@ -4,6 +4,7 @@
     metis-compaction-tui demo               a temporary workspace, a simulated metis dev, the app
     metis-compaction-tui inspect [PATH]     the app on Claude Code / Codex transcripts (read-only)
     metis-compaction-tui status / compact / undo / cache / simulate   (each has --help)
+    metis-compaction-tui trust [--show] / untrust [WORKSPACE]   workspace trust (docs/security.md)
 
 A missing workspace, a store that is not SQLite or of a newer schema, an unknown session id: one
 line on stderr, exit code 2, nothing written. Stores are opened with create=False except by
@@ -34,7 +35,9 @@ if TYPE_CHECKING:
 # app): `status --help` pays for argparse, not for the rest.
 
 PROG = "metis-compaction-tui"
-SUBCOMMANDS = ("open", "demo", "inspect", "status", "compact", "undo", "cache", "simulate")
+SUBCOMMANDS = (
+    "open", "demo", "inspect", "status", "compact", "undo", "cache", "simulate", "trust", "untrust",
+)  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -132,6 +135,17 @@ def build_parser() -> argparse.ArgumentParser:
     a = actions.add_parser("clear", parents=common, help="delete every row")
     a.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
     _workspace_args(a)
+
+    p = sub.add_parser(
+        "trust",
+        parents=[json_flag],
+        help="let this workspace's .metis/config.yaml, as it is now, set what runs code or "
+        "picks the endpoint (summarizer.import, base_url, ...); any change needs trust again",
+    )
+    p.add_argument("--show", action="store_true", help="say whether it is trusted; change nothing")
+    _workspace_args(p)
+    p = sub.add_parser("untrust", help="forget a workspace's trust")
+    _workspace_args(p)
 
     p = sub.add_parser("simulate", help="run the simulated metis dev alone (for a second terminal)")
     _workspace_args(p)
@@ -354,6 +368,14 @@ def _dispatch(args: argparse.Namespace, out: TextIO) -> int:
             )
         case "simulate":
             return cmd_simulate(args, out)
+        case "trust":
+            from metis_compaction_tui.cli.trust import cmd_trust
+
+            return cmd_trust(args.workspace, args.show, args.json, out)
+        case "untrust":
+            from metis_compaction_tui.cli.trust import cmd_untrust
+
+            return cmd_untrust(args.workspace, out)
         case "demo":
             return cmd_demo(args, out)
     raise AssertionError(args.command)  # pragma: no cover
@@ -384,6 +406,7 @@ def _simulator(args: argparse.Namespace, workspace: Path, out: TextIO) -> Simula
     # The simulated metis dev reads the workspace's settings as metis dev would: --model and
     # --set over METIS_* over .metis/config.yaml over the demo's own knobs and the offline model.
     settings = resolve_config(workspace, flags=parse_flags(args.sets))
+    settings.require_trust("simulate")  # its sessions compact with these settings
     overrides = settings.overrides()
     model = args.model or overrides.pop("compaction_model", LOCAL_MODEL)
     overrides.pop("compaction_model", None)

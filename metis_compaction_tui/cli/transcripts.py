@@ -68,17 +68,23 @@ class WhatIf(NamedTuple):
     summarizer: SummarizerSettings
 
 
-def what_if_settings(sets: Sequence[str], workspace: Path | None = None) -> WhatIf:
+def what_if_settings(
+    sets: Sequence[str], workspace: Path | None = None, *, running: str | None = None
+) -> WhatIf:
     """What a transcript's what-ifs run with: the knobs and summarizer settings of the workspace
     the command runs in (its `.metis/config.yaml`, `METIS_*`, then `--set`), as its stored
     sessions get them; the offline summarizer where nothing names a model or a summarizer (no
-    key needed). A `summarizer:` section without a model serves the default model, as there."""
+    key needed). A `summarizer:` section without a model serves the default model, as there.
+    `running`: the command that will compact with them, refused if the workspace file sets what
+    it may not yet (engine.workspace_trust)."""
     if workspace is None:
         try:
             workspace = Path.cwd()  # named in full in an error: the user did not name it
         except OSError:
             workspace = Path(".")  # a folder removed under the shell
     settings = resolve_config(workspace, flags=parse_flags(list(sets)))
+    if running is not None:
+        settings.require_trust(running)
     config = settings.config
     if settings.origins["compaction_model"].kind == DEFAULT and not (
         settings.summarizer.names_a_summarizer
@@ -104,7 +110,7 @@ def _read(path: Path, config: CompactionConfig) -> Recording:
 
 
 def cmd_inspect(path: Path | None, scratch: Path | None, limit: int, sets: Sequence[str]) -> int:
-    config, summarizer = what_if_settings(sets)
+    config, summarizer = what_if_settings(sets, running="inspect")  # its what-ifs compact
     scratch = scratch or scratch_dir()
     paths = _paths(path, limit)
     if len(paths) == 1 and (problem := probe_head(paths[0])) is not None:
@@ -269,7 +275,7 @@ def cmd_transcript_compact(
         )
     if not is_transcript_file(path):
         raise CliError(f"{path}: compact takes one transcript file")
-    config, summarizer = what_if_settings(sets)
+    config, summarizer = what_if_settings(sets, running="compact --dry-run")
     recording = _read(path, config)
     if recording.tail.skipped_line_count:  # on stderr: stdout (and --json) stays the preview
         skipped = skipped_lines_summary(recording.tail.transcript().skipped_lines)

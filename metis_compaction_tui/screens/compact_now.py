@@ -29,6 +29,7 @@ from engine import (
     SessionManager,
     SpanChanged,
 )
+from engine.endpoint import call_endpoint
 from engine.messages import ToolResultContentBlock
 from engine.policy.strategies import is_masked
 from engine.summarizers import price_origin
@@ -50,7 +51,7 @@ AFTER_COMPACTION = {
 }
 
 
-def preview_facts(preview: CompactionPreview, price_origin: str = "") -> Text:
+def preview_facts(preview: CompactionPreview, price_origin: str = "", endpoint: str = "") -> Text:
     span = preview.span
     text = Text(end="")
 
@@ -72,6 +73,8 @@ def preview_facts(preview: CompactionPreview, price_origin: str = "") -> Text:
         "model",
         preview.model + (" (offline, no cost)" if preview.model.startswith("local:") else ""),
     )
+    if endpoint:  # where the session (and the key) would go: engine.endpoint
+        fact("endpoint", endpoint)
     saves = preview.expected_saved_tokens
     fact(
         "strategy",
@@ -155,6 +158,7 @@ class CompactNowScreen(ModalScreen[CompactionOutcome | None]):
         self.prepared: PreparedCompaction | None = None
         self.outcome: CompactionOutcome | None = None
         self.price_origin = ""  # where the model's price comes from, once previewed
+        self.endpoint = ""  # where the call would go, once previewed
         self._started = 0.0
         self._ticker: Timer | None = None
 
@@ -235,9 +239,9 @@ class CompactNowScreen(ModalScreen[CompactionOutcome | None]):
         try:
             with self.source.managing(self.session_id) as manager:
                 preview = manager.preview(None)
-                self.price_origin = price_origin(
-                    manager.config.compaction_model, getattr(manager, "summarizer_settings", None)
-                )
+                settings = getattr(manager, "summarizer_settings", None)
+                self.price_origin = price_origin(manager.config.compaction_model, settings)
+                self.endpoint = call_endpoint(manager.config.compaction_model, settings)
         except Exception as error:  # e.g. a summarizer that cannot be made (no key, bad model)
             self.app.call_from_thread(self._failed, self._problem(error, "previewing"))
             return
@@ -256,7 +260,9 @@ class CompactNowScreen(ModalScreen[CompactionOutcome | None]):
             )
             self._set_state("nothing")
             return
-        self.query_one("#cn-preview", Static).update(preview_facts(preview, self.price_origin))
+        self.query_one("#cn-preview", Static).update(
+            preview_facts(preview, self.price_origin, self.endpoint)
+        )
         self._result(Text(""))
         self._set_state("ready")
 

@@ -177,6 +177,7 @@ class SessionData:
     # where the model's price comes from; empty: the source has no workspace settings.
     settings_rows: list[tuple[str, str, str]] = field(default_factory=list)
     settings_file: str = ""
+    trust_note: str = ""  # "untrusted config" when the workspace file's gated settings are withheld
     price_origin: str = ""
     # The workspace's summarizer settings for the session's model: a stated price prices what
     # its compactions saved.

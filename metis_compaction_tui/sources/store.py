@@ -21,6 +21,7 @@ from engine import CompactionConfig, ConfigError, History, SessionManager
 from engine.layout import cache_path, config_path, file_identity, store_path
 from engine.summarizers import price_origin
 from engine.workspace_config import ResolvedConfig, resolve_config
+from engine.workspace_trust import record_path
 from metis_compaction_tui.sources.base import (
     ActionRefused,
     CompactionLands,
@@ -47,6 +48,16 @@ def _store_errors() -> tuple[type[BaseException], ...]:
     from engine.store import StoreError
 
     return (StoreError, sqlite3.Error, OSError)
+
+
+def _stamp(path: Path) -> object:
+    """A file's version: the config file, and the user's trust record (`trust` in another
+    terminal changes what applies without changing the file)."""
+    try:
+        stat = os.lstat(path)
+    except OSError:
+        return None
+    return (stat.st_mtime_ns, stat.st_size, stat.st_ino)
 
 
 def event_row(stored: Any) -> EventRow:
@@ -88,12 +99,7 @@ class StoreSource:
     def settings(self) -> ResolvedConfig:
         """Read again only when the file changed; a bad file is the source's problem, shown
         in the banner with its file, line and key, until it is fixed."""
-        path = config_path(self.workspace)
-        try:
-            stat = os.stat(path)
-            stamp: object = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
-        except OSError:
-            stamp = None
+        stamp = tuple(_stamp(p) for p in (config_path(self.workspace), record_path(self.workspace)))
         cached = self._settings
         if cached is not None and cached[0] == stamp:
             return cached[1]
@@ -218,7 +224,10 @@ class StoreSource:
             history=history,
             config=config,
             settings_rows=settings.describe(info.config),
-            settings_file=str(settings.path) + ("" if settings.file_found else " (absent)"),
+            settings_file=str(settings.path)
+            + ("" if settings.file_found else " (absent)")
+            + (f" · {note}" if (note := settings.trust.note()) else ""),
+            trust_note="untrusted config" if settings.trust.state == "untrusted" else "",
             price_origin=price_origin(config.compaction_model, settings.summarizer),
             summarizer=settings.summarizer.bound(config.compaction_model),
             spent_usd=snapshot.spent_usd,
@@ -286,6 +295,10 @@ class StoreSource:
     @contextmanager
     def managing(self, session_id: str) -> Iterator[SessionManager]:
         settings = self.settings()
+        try:
+            settings.require_trust("compact now")  # engine.workspace_trust: the rule is there
+        except ConfigError as untrusted:
+            raise ActionRefused(str(untrusted)) from None
         with self._short_store() as store:
             # The workspace's knobs on top of the session's, and its summarizer settings (an
             # imported factory, a compatible endpoint, a stated price) for the model.

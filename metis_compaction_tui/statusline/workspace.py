@@ -64,4 +64,18 @@ def workspace_fields(workspace: str, session_id: str | None) -> dict[str, object
         f["cache_pct"] = round(100 * hits / completed)
     f["compaction_usd"] = f"{chosen.spent_usd:.4f}"
     f["stale"] = False
+    if _untrusted(Path(workspace)):
+        f["note"] = "untrusted config"  # engine.workspace_trust: `metis-compaction-tui trust`
     return f
+
+
+def _untrusted(workspace: Path) -> bool:
+    """Whether the workspace file sets what needs trust and is not trusted; a file that cannot
+    be read is `status`'s to explain, not the line's."""
+    from engine.errors import ConfigError, StoreError
+    from engine.workspace_config import resolve_config
+
+    try:
+        return resolve_config(workspace).trust.state == "untrusted"
+    except (ConfigError, StoreError):
+        return False

@@ -8,8 +8,10 @@ from pathlib import Path
 from engine.config import CompactionConfig
 from engine.layout import config_path
 from engine.store import SessionStore
+from engine.workspace_trust import trust_workspace
 from metis_compaction_tui.screens.compact_now import CompactNowScreen, preview_facts
 from metis_compaction_tui.screens.settings import SettingsScreen, settings_text
+from metis_compaction_tui.widgets.status_bar import StatusBar
 from metis_compaction_tui.widgets.store_banner import StoreBanner
 from metis_compaction_tui.widgets.trigger_panel import TriggerPanel
 from tests.app.app_helpers import SIZE, loaded, make_app, wait_until, wait_workers
@@ -33,7 +35,9 @@ def row(key: str, value: str, origin: str) -> str:
     return f"{key:<37}  {value}  ({origin})"
 
 
-def acme_workspace(tmp_path: Path) -> Path:
+def acme_workspace(tmp_path: Path, *, trusted: bool = True) -> Path:
+    """The team's workspace: its config names an import path, which applies once the user has
+    trusted the file (engine.workspace_trust)."""
     knobs = {"compaction_threshold_tokens": 300, "compaction_preserve_recent_turns": 2}
     with SessionStore.open(tmp_path, create=True) as store:
         store.create_session(
@@ -46,6 +50,8 @@ def acme_workspace(tmp_path: Path) -> Path:
         for message in tool_session(6, size=300):
             store.append_message("s1", message, 100)
     config_path(tmp_path).write_text(CONFIG)
+    if trusted:
+        trust_workspace(tmp_path)
     return tmp_path
 
 
@@ -84,6 +90,9 @@ async def test_the_settings_screen_and_compact_now_use_the_workspace_config(
         assert screen.preview is not None and screen.preview.model == "acme:small"
         assert screen.price_origin == "the summarizer's own"
         assert "(the summarizer's own)" in preview_facts(screen.preview, screen.price_origin).plain
+        assert screen.endpoint == "imported summarizer tests.plugins.acme:make (its own endpoint)"
+        shown = app.screen.query_one("#cn-preview").render()
+        assert "endpoint  imported summarizer tests.plugins.acme:make" in str(shown)
         await pilot.press("enter")
         await wait_workers(app)
         await pilot.pause()
@@ -113,3 +122,43 @@ async def test_a_bad_config_file_is_shown_with_its_file_line_and_key(tmp_path: P
         await wait_until(pilot, banner_shown, what="the problem shown in the banner")
         assert app.problem is not None
         assert app.problem.startswith(f"{config_file}:2: compaction_colour: unknown key")
+
+
+async def test_an_untrusted_workspace_is_shown_as_such_and_compact_now_refuses(
+    tmp_path: Path,
+) -> None:
+    """The dashboard works on the rest of the file and says the config is untrusted; compact
+    now names the key, the file and the command to trust it, and the import is never called."""
+    workspace = acme_workspace(tmp_path, trusted=False)
+    config_file = config_path(workspace)
+    before = len(acme.CALLS)
+    app = make_app(workspace)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot, app, "s1")
+        data = app.data
+        assert data is not None
+        assert data.config.compaction_hard_cap_tokens == 2_000  # ungated knobs still apply
+        assert "untrusted config" in app.query_one(StatusBar).render().plain
+        assert "untrusted" in settings_text(data).plain
+        await pilot.press("c")
+        screen = app.screen
+        assert isinstance(screen, CompactNowScreen)
+        await wait_workers(app)
+        await pilot.pause()
+        assert screen.state == "failed"
+        shown = screen.query_one("#cn-result").render()
+        text = getattr(shown, "plain", str(shown))
+        assert f"{config_file}:6: summarizer.import" in text
+        assert f"metis-compaction-tui trust {workspace.resolve()}" in text
+        assert acme.CALLS[before:] == []
+        # Trusted from another terminal: the app picks it up without the file changing.
+        trust_workspace(workspace)
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("c")
+        screen = app.screen
+        assert isinstance(screen, CompactNowScreen)
+        await wait_workers(app)
+        await pilot.pause()
+        assert screen.state == "ready", screen.state
+        assert screen.endpoint.startswith("imported summarizer tests.plugins.acme:make")

@@ -124,6 +124,17 @@ class SessionStatus(SessionFigures):
     last_compaction: LastCompaction | None
 
 
+class WorkspaceTrust(Strict):
+    state: str
+    workspace: str
+    config_file: str
+    sha256: str
+    gated: list[str]
+    withheld: list[str]
+    withheld_at: list[str]
+    changed: bool
+
+
 class Status(Strict):
     shape_version: int
     workspace: str
@@ -132,6 +143,7 @@ class Status(Strict):
     config_file: str
     config_file_found: bool
     config: dict[str, Setting]
+    workspace_trust: WorkspaceTrust
     sessions: list[SessionStatus]
 
 

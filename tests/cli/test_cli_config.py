@@ -14,6 +14,7 @@ from engine.config import CompactionConfig
 from engine.layout import config_path, metis_dir
 from engine.store import SessionStore
 from engine.summarizers.pricing import CallUsage, price_from_rates, usage_cost
+from engine.workspace_trust import trust_workspace
 from metis_compaction_tui.cli import dispatch as cli
 from tests.history_builders import tool_session
 from tests.messages_api_server import MessagesAPIServer, ok
@@ -33,13 +34,16 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
-def workspace_with(tmp_path: Path, model: str, config_yaml: str) -> Path:
-    """A store with one session of `model` that has a span to compact, and a config.yaml."""
+def workspace_with(tmp_path: Path, model: str, config_yaml: str, *, trusted: bool = False) -> Path:
+    """A store with one session of `model` that has a span to compact, and a config.yaml;
+    `trusted`: the user has trusted that file (its import path or endpoint then applies)."""
     with SessionStore.open(tmp_path, create=True) as store:
         store.create_session("s1", config=CompactionConfig(compaction_model=model, **KNOBS))
         for message in tool_session(6, size=300):
             store.append_message("s1", message, 100)
     config_path(tmp_path).write_text(config_yaml)
+    if trusted:
+        trust_workspace(tmp_path)
     return tmp_path
 
 
@@ -51,6 +55,7 @@ def test_compact_runs_a_custom_summarizer_named_by_an_import_path(
         "acme:small",
         'compaction_model: "acme:small"\nsummarizer:\n  import: "tests.plugins.acme:make"\n'
         '  options:\n    fee_usd: "0.004"\n',
+        trusted=True,
     )
     before = len(acme.CALLS)
     code, out, err = run(capsys, "compact", "s1", "-w", str(ws), "--json")
@@ -70,7 +75,10 @@ def test_a_failing_import_path_is_one_clear_line_and_nothing_written(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ws = workspace_with(
-        tmp_path, "acme:small", 'summarizer:\n  model: "acme:small"\n  import: "acme_gone.x:make"\n'
+        tmp_path,
+        "acme:small",
+        'summarizer:\n  model: "acme:small"\n  import: "acme_gone.x:make"\n',
+        trusted=True,
     )
     code, _, err = run(capsys, "compact", "s1", "-w", str(ws))
     assert code == 2
@@ -95,6 +103,7 @@ def test_an_unlisted_model_at_stated_prices_is_billed_what_the_server_reports(
             model,
             f'compaction_model: "{model}"\nsummarizer:\n  base_url: "{server.base_url}"\n'
             "  price:\n    input_per_mtok: 0.5\n    output_per_mtok: 2\n",
+            trusted=True,
         )
         code, out, err = run(capsys, "status", str(ws), "--json")
         assert code == 0, err
@@ -138,6 +147,7 @@ def test_an_unlisted_model_without_a_stated_price_is_refused_before_any_call(
             tmp_path,
             "anthropic:llama-3.1-8b-local",
             f'summarizer:\n  base_url: "{server.base_url}"\n',
+            trusted=True,
         )
         code, _, err = run(capsys, "compact", "s1", "-w", str(ws))
         assert code == 2 and "state its price in summarizer.price" in err
@@ -171,6 +181,7 @@ def test_simulate_runs_the_workspaces_own_summarizer_and_knobs(
         'compaction_model: "acme:small"\ncompaction_preserve_recent_turns: 4\n'
         'summarizer:\n  import: "tests.plugins.acme:make"\n'
     )
+    trust_workspace(tmp_path)  # the user's own workspace: its import path is theirs
     before = len(acme.CALLS)
     argv = ["simulate", str(tmp_path), "--pace", "0", "--turns", "12", "--reruns", "0", "-q"]
     code, _, err = run(capsys, *argv)

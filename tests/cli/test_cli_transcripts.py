@@ -12,6 +12,7 @@ import pytest
 
 from engine.config import CompactionConfig
 from engine.layout import config_path
+from engine.workspace_trust import trust_workspace
 from metis_compaction_tui.cli import dispatch as cli
 from tests.cli.test_cli import SessionFigures, Strict, run
 from tests.importers.test_importers import CLAUDE, CODEX_ROLLOUT, OURS
@@ -158,6 +159,9 @@ def test_a_transcripts_what_if_knobs_come_from_the_workspace_it_runs_in(
     # A summarizer named without a model serves the default model, as it does the workspace's
     # sessions: the plugin is not handed the offline model's name.
     config_path(workspace).write_text('summarizer:\n  import: "tests.plugins.acme:make"\n')
+    # Untrusted, the import path is withheld (engine.workspace_trust): the offline model.
+    assert status().model == "local:extractive"
+    trust_workspace(workspace)
     assert status().model == CompactionConfig().compaction_model
     # A bad file is the same one-line error a workspace gets.
     config_path(workspace).write_text("compaction_threshold_tokens: lots\n")

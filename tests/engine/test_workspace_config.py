@@ -18,6 +18,7 @@ from engine.workspace_config import (
     parse_flags,
     resolve_config,
 )
+from engine.workspace_trust import WorkspaceUntrusted, trust_workspace
 
 FULL = """\
 # every §11 knob, and how to reach and price the summarizer
@@ -56,6 +57,11 @@ def test_no_file_gives_the_defaults_each_from_default(tmp_path: Path) -> None:
 
 def test_every_knob_is_read_from_the_file_with_its_line(tmp_path: Path) -> None:
     path = write(tmp_path, FULL)
+    # The endpoint is trust-gated (engine.workspace_trust): withheld until the file is trusted.
+    untrusted = resolve_config(tmp_path, environ={})
+    assert untrusted.summarizer.base_url is None
+    assert untrusted.trust.withheld == ("summarizer.base_url",)
+    trust_workspace(tmp_path)
     resolved = resolve_config(tmp_path, environ={})
     config = resolved.config
     assert config.compaction_threshold_tokens == 40_000
@@ -196,6 +202,7 @@ def test_summarizer_model_names_the_compaction_model_and_may_not_contradict_it(
     tmp_path: Path,
 ) -> None:
     write(tmp_path, 'summarizer:\n  import: "tests.plugins.acme:make"\n  model: "acme:small"\n')
+    trust_workspace(tmp_path)
     resolved = resolve_config(tmp_path, environ={})
     assert resolved.config.compaction_model == "acme:small"
     assert resolved.summarizer.import_path == "tests.plugins.acme:make"
@@ -217,6 +224,9 @@ async def test_manager_kwargs_build_a_manager_with_the_files_model_and_settings(
     from engine.manager import SessionManager
 
     write(tmp_path, FULL)
+    with pytest.raises(WorkspaceUntrusted, match=r"summarizer\.base_url"):  # not silently dropped
+        resolve_config(tmp_path, environ={}).manager_kwargs()
+    trust_workspace(tmp_path)
     manager = SessionManager(
         workspace=tmp_path, **resolve_config(tmp_path, environ={}).manager_kwargs()
     )
@@ -279,6 +289,7 @@ def test_with_no_model_named_the_summarizer_settings_serve_each_sessions_model(
     from engine.summarizers import make_summarizer
 
     write(tmp_path, 'summarizer:\n  import: "tests.plugins.acme:make"\n')
+    trust_workspace(tmp_path)
     resolved = resolve_config(tmp_path, environ={})
     assert resolved.summarizer.model is None
     assert make_summarizer("acme:small", resolved.summarizer).name == "acme:small"
@@ -286,6 +297,7 @@ def test_with_no_model_named_the_summarizer_settings_serve_each_sessions_model(
         tmp_path,
         'compaction_model: "acme:small"\nsummarizer:\n  import: "tests.plugins.acme:make"\n',
     )
+    trust_workspace(tmp_path)  # a changed file is trusted again
     named = resolve_config(tmp_path, environ={})
     assert named.summarizer.model == "acme:small"
     assert make_summarizer("local:extractive", named.summarizer).name == "local:extractive"
