@@ -29,7 +29,7 @@ from engine.history import History
 from engine.messages import Message, ToolResultContentBlock, ToolUseContentBlock
 from engine.policy.span import SpanPlan, plan_span
 from engine.policy.splice import SUMMARY_OPEN
-from engine.summarizers.extractive_pool import MASKED_PREFIX, key_lines
+from engine.policy.tool_output import MASKED_PREFIX, key_lines
 from engine.tokens import estimate_text_tokens
 
 Strategy = Literal["summarize", "mask", "hybrid", "recompact"]
@@ -96,7 +96,7 @@ def placeholder(
 
 def keeps_key_lines(strategy: str) -> bool:
     """Whether `strategy`'s placeholders keep the output's key line (an error, a value, a total;
-    extractive_pool.key_lines). `hybrid` folds its masked copies into a summary later, which
+    tool_output.key_lines). `hybrid` folds its masked copies into a summary later, which
     can then still say what the output said (set A: hybrid 70 -> 77 of 78 facts, with the fold's
     room). `mask` never removes a placeholder: each one's extra ~25 tokens are read on every
     later turn (the mixed workload: 0.63x -> 0.70x of the uncompacted total), so it does not."""

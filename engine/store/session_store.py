@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from engine.cache import cache_backers
 from engine.config import CompactionConfig
@@ -57,9 +57,6 @@ from engine.store.schema import (
     describe_sqlite_error,
 )
 from engine.summarizers import Summarizer
-
-if TYPE_CHECKING:
-    from engine.manager import SessionManager
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -317,7 +314,7 @@ class SessionStore:
 
     def manager(
         self, session_id: str, *, summarizer: Summarizer | None = None, **knob_overrides: Any
-    ) -> SessionManager:
+    ) -> Any:  # a SessionManager: the manager imports nothing of the store, nor the store of it
         """A SessionManager over the session as stored now (history, token counts, knobs, spend,
         revision), persisting here and caching in <workspace>/.metis/. Overrides are §11 knobs
         (not saved: see update_config) or `bus`, `token_counter`, `clock`, `cache`,
