@@ -49,6 +49,7 @@ from engine.summarizers import (
     SummarizerSettings,
     check_summarizer,
     make_summarizer,
+    price_origin,
 )
 from engine.tokens import estimate_message_tokens
 
@@ -245,6 +246,7 @@ class SessionManager:
             strategy=planned.strategy,
             action=planned.action,
             expected_saved_tokens=planned.expected_saved_tokens,
+            price_origin=price_origin(self.config.compaction_model, self.summarizer_settings),
         )
 
     async def prepare(

@@ -30,6 +30,7 @@ class CompactionPreview(msgspec.Struct, frozen=True):
     strategy: str = "summarize"
     action: str = "summarize"  # "mask": no call, nothing cached (cache_key is "")
     expected_saved_tokens: int | None = None
+    price_origin: str = ""  # where the model's price comes from (engine.summarizers.price_origin)
 
 
 class PreparedCompaction(msgspec.Struct, frozen=True):

@@ -15,6 +15,7 @@ from engine.history import text_message
 from engine.messages import Message, Role
 from engine.outcomes import PreparedCompaction
 from engine.policy.cache_fit import cache_row_problem
+from engine.policy.payback import CACHE_READ_FACTOR, CACHE_WRITE_FACTOR
 from engine.policy.span import SpanPlan
 from engine.policy.strategies import keeps_key_lines, masked_span, summary_ceiling
 from engine.policy.summary_budget import FREE, SummaryCallPrice, summary_budget
@@ -66,8 +67,8 @@ def call_price(
     return SummaryCallPrice(
         input_usd=base,
         output_per_token=output,
-        cache_write_per_token=per_input * Decimal("1.25"),
-        cache_read_per_token=per_input * Decimal("0.1"),
+        cache_write_per_token=per_input * CACHE_WRITE_FACTOR,
+        cache_read_per_token=per_input * CACHE_READ_FACTOR,
     )
 
 

@@ -21,12 +21,14 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Mapping, Sequence
+from decimal import Decimal
 from typing import Literal
 
 import msgspec
 
 from engine.history import History
 from engine.messages import Message, ToolResultContentBlock, ToolUseContentBlock
+from engine.policy.payback import CACHE_READ_FACTOR, CACHE_WRITE_FACTOR, payback_turns
 from engine.policy.span import SpanPlan, plan_span
 from engine.policy.splice import SUMMARY_OPEN
 from engine.policy.tool_output import MASKED_PREFIX, key_lines
@@ -50,8 +52,6 @@ MASK_PAYBACK_TURNS = 3.0
 # that never pay: 10 turns is a mask removing about half of the transcript (11.5 * after / saved
 # - 1 at the rates below); the measured chatty masks saving 1-5k of 30k would take 20 to 250.
 MASK_ONLY_PAYBACK_TURNS = 10.0
-CACHE_WRITE_RATE = 1.25  # Anthropic's cache write and read prices, as multiples of input
-CACHE_READ_RATE = 0.1
 _FIRST_LINE_CHARS = 80
 
 
@@ -158,13 +158,18 @@ def mask_savings(history: History, start: int, end: int, *, keys: bool = False) 
 
 def mask_payback_turns(transcript_tokens: int, saved_tokens: int) -> float:
     """Turns until masking `saved_tokens` of a `transcript_tokens` history pays back its one-time
-    re-cache (§7): the extra of writing what is left over reading it all once, over the saving
-    per turn (the masked tokens no longer read). inf when it saves nothing."""
+    re-cache (§7, engine.policy.payback; a mask makes no call), in multiples of the input price.
+    inf when it saves nothing."""
     if saved_tokens <= 0:
         return math.inf
-    after = max(0, transcript_tokens - saved_tokens)
-    extra = CACHE_WRITE_RATE * after - CACHE_READ_RATE * transcript_tokens
-    return max(0.0, extra / (CACHE_READ_RATE * saved_tokens))
+    turns = payback_turns(
+        transcript_tokens,
+        max(0, transcript_tokens - saved_tokens),
+        call_usd=Decimal(0),
+        read=CACHE_READ_FACTOR,
+        write=CACHE_WRITE_FACTOR,
+    )
+    return math.inf if turns is None else float(turns)
 
 
 def mask_pays(strategy: str, transcript_tokens: int, saved_tokens: int) -> bool:

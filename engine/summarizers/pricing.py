@@ -1,7 +1,7 @@
 """What an Anthropic compaction call costs (§4: the call is accounted separately, in exact USD).
 
-Prices are Decimal USD per million tokens. Prompt-cache writes cost 1.25x the input price and cache
-reads 0.1x, per Anthropic's published pricing.
+Prices are Decimal USD per million tokens. Prompt-cache writes and reads are priced by the input
+price's factors in engine.policy.payback (Anthropic's published pricing).
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from decimal import Decimal
 
 import msgspec
 
+from engine.policy.payback import CACHE_READ_FACTOR, CACHE_WRITE_FACTOR
+
 _PER_TOKEN = Decimal(1_000_000)
-_CACHE_WRITE_FACTOR = Decimal("1.25")
-_CACHE_READ_FACTOR = Decimal("0.1")
 
 
 class ModelPrice(msgspec.Struct, frozen=True):
@@ -40,12 +40,12 @@ def price_from_rates(
         input_per_mtok=input_per_mtok,
         output_per_mtok=output_per_mtok,
         cache_write_per_mtok=(
-            input_per_mtok * _CACHE_WRITE_FACTOR
+            input_per_mtok * CACHE_WRITE_FACTOR
             if cache_write_per_mtok is None
             else cache_write_per_mtok
         ),
         cache_read_per_mtok=(
-            input_per_mtok * _CACHE_READ_FACTOR
+            input_per_mtok * CACHE_READ_FACTOR
             if cache_read_per_mtok is None
             else cache_read_per_mtok
         ),

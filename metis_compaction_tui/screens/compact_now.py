@@ -23,16 +23,17 @@ from textual.timer import Timer
 from textual.widgets import Button, Footer, Input, LoadingIndicator, Static
 
 from engine import (
+    OFFLINE,
     CompactionOutcome,
     CompactionPreview,
     PreparedCompaction,
     SessionManager,
     SpanChanged,
+    ToolResultContentBlock,
+    is_masked,
+    is_offline,
+    named_price_origin,
 )
-from engine.messages import ToolResultContentBlock
-from engine.policy.strategies import is_masked
-from engine.summarizers import price_origin
-from engine.summarizers.settings import PRICE_LOCAL, PRICE_TABLE
 from metis_compaction_tui.actions import bindings_for
 from metis_compaction_tui.error_text import error_line, source_workspace
 from metis_compaction_tui.safe_text import safe_text
@@ -50,7 +51,8 @@ AFTER_COMPACTION = {
 }
 
 
-def preview_facts(preview: CompactionPreview, price_origin: str = "") -> Text:
+def preview_facts(preview: CompactionPreview, price_origin: str | None = None) -> Text:
+    """The preview as facts; `price_origin` defaults to the preview's own."""
     span = preview.span
     text = Text(end="")
 
@@ -70,7 +72,7 @@ def preview_facts(preview: CompactionPreview, price_origin: str = "") -> Text:
     fact("tokens in", f"{span.span_tokens:,} of {span.pending_history_tokens:,} pending")
     fact(
         "model",
-        preview.model + (" (offline, no cost)" if preview.model.startswith("local:") else ""),
+        preview.model + (f" ({OFFLINE}, no cost)" if is_offline(preview.model) else ""),
     )
     saves = preview.expected_saved_tokens
     fact(
@@ -86,11 +88,10 @@ def preview_facts(preview: CompactionPreview, price_origin: str = "") -> Text:
         fact("cache", "HIT: the summary is already cached, no call, cost $0", "bold")
     else:
         fact("cache", "miss: the model will be called")
-    # A stated price, or a summarizer's own, is named; the table's and the offline $0 go unsaid.
-    named = price_origin and price_origin not in (PRICE_TABLE, PRICE_LOCAL)
+    named = named_price_origin(preview.price_origin if price_origin is None else price_origin)
     fact(
         "estimated cost",
-        f"≤ {money(preview.estimated_cost_usd)}" + (f" ({price_origin})" if named else ""),
+        f"≤ {money(preview.estimated_cost_usd)}" + (f" ({named})" if named else ""),
     )
     fact("budget", f"{money(preview.spent_usd)} of {money(preview.budget_usd)} spent")
     text.append(f"{'cache key':>14}  ", style="bold")
@@ -235,9 +236,6 @@ class CompactNowScreen(ModalScreen[CompactionOutcome | None]):
         try:
             with self.source.managing(self.session_id) as manager:
                 preview = manager.preview(None)
-                self.price_origin = price_origin(
-                    manager.config.compaction_model, getattr(manager, "summarizer_settings", None)
-                )
         except Exception as error:  # e.g. a summarizer that cannot be made (no key, bad model)
             self.app.call_from_thread(self._failed, self._problem(error, "previewing"))
             return
@@ -256,7 +254,8 @@ class CompactNowScreen(ModalScreen[CompactionOutcome | None]):
             )
             self._set_state("nothing")
             return
-        self.query_one("#cn-preview", Static).update(preview_facts(preview, self.price_origin))
+        self.price_origin = preview.price_origin
+        self.query_one("#cn-preview", Static).update(preview_facts(preview))
         self._result(Text(""))
         self._set_state("ready")
 
