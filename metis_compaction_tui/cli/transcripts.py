@@ -16,16 +16,20 @@ from typing import Any, NamedTuple, TextIO
 import msgspec
 
 from engine import (
+    ORIGIN_DEFAULT,
     CompactionCache,
     CompactionConfig,
     ConfigError,
     History,
     ManagerDeps,
     SessionManager,
+    SummarizerSettings,
+    cache_path,
+    is_workspace,
+    metis_dir,
+    parse_flags,
+    resolve_config,
 )
-from engine.layout import cache_path, is_workspace, metis_dir
-from engine.summarizers.settings import SummarizerSettings
-from engine.workspace_config import DEFAULT, parse_flags, resolve_config
 from metis_compaction_tui.cli.commands import (
     JSON_SHAPE_VERSION,
     CliError,
@@ -80,7 +84,7 @@ def what_if_settings(sets: Sequence[str], workspace: Path | None = None) -> What
             workspace = Path(".")  # a folder removed under the shell
     settings = resolve_config(workspace, flags=parse_flags(list(sets)))
     config = settings.config
-    if settings.origins["compaction_model"].kind == DEFAULT and not (
+    if settings.origins["compaction_model"].kind == ORIGIN_DEFAULT and not (
         settings.summarizer.names_a_summarizer
     ):
         config = msgspec.structs.replace(config, compaction_model=WHAT_IF_MODEL)

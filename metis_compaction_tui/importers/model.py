@@ -14,7 +14,7 @@ from typing import Literal
 
 import msgspec
 
-from engine.messages import (
+from engine import (
     ContentBlock,
     Message,
     MessageMetadata,

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.events import CompactionCompleted
-from engine.store import SessionStore
+from engine import CompactionCompleted, SessionStore
 from metis_compaction_tui.statusline.render import FIELD_NAMES, clean
 from metis_compaction_tui.statusline.state import trigger_word
 

@@ -6,6 +6,8 @@ summarizer and nothing that reads the clock, and the app and CLI reach the engin
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -124,3 +126,55 @@ def test_policy_is_pure_no_clock_no_pid_no_summarizer() -> None:
         impure = sorted(imported & {"time", "os", "random", "uuid", "engine.ids"})
         assert impure == [], f"{name} reads the clock, the pid or makes ids: {impure}"
         assert "engine.outcomes" not in imported, f"{name} imports engine.outcomes (a cycle)"
+
+
+def engine_imports_of_the_app() -> list[tuple[str, int, str, tuple[str, ...]]]:
+    """(file, line, module, names) of every import of the engine in metis_compaction_tui/."""
+    found = []
+    for path in sorted(APP.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "engine":
+                names = tuple(alias.name for alias in node.names)
+                found.append((str(path.relative_to(ROOT)), node.lineno, node.module or "", names))
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.split(".")[0] == "engine":
+                        found.append((str(path.relative_to(ROOT)), node.lineno, alias.name, ()))
+    return found
+
+
+def test_the_app_and_cli_reach_the_engine_only_through_its_public_names() -> None:
+    import engine
+
+    deeper = [f"{file}:{line} {module}" for file, line, module, _ in engine_imports_of_the_app()]
+    deeper = [where for where in deeper if not where.endswith(" engine")]
+    assert deeper == [], "import from `engine` itself, not its submodules: " + ", ".join(deeper)
+    unknown = [
+        f"{file}:{line} {name}"
+        for file, line, _, names in engine_imports_of_the_app()
+        for name in names
+        if name not in engine.__all__
+    ]
+    assert unknown == [], "not a public name of engine: " + ", ".join(unknown)
+
+
+def test_each_public_name_is_listed_once_and_loads_from_its_module() -> None:
+    import engine
+
+    source = (ENGINE / "__init__.py").read_text(encoding="utf-8")
+    for name in engine.__all__:
+        assert source.count(f'"{name}"') == 1, f"{name} is listed more than once"
+        assert getattr(engine, name) is not None
+
+
+def test_importing_engine_loads_no_database_event_loop_or_summarizer() -> None:
+    probe = (
+        "import sys, engine; from engine import plan_turn, CompactionConfig; "
+        "print(','.join(m for m in ('aiosqlite', 'asyncio', 'sqlite3', 'anthropic', "
+        "'engine.summarizers.extractive', 'engine.cache', 'engine.manager') if m in sys.modules))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert loaded == ""
