@@ -139,7 +139,7 @@ def read_config_file(path: Path) -> tuple[ConfigLayer, dict[str, int]]:
     except FileNotFoundError:
         return ConfigLayer(), {}
     except NotADirectoryError:
-        # The same words as the store's: a file named .metis (issue 17, finding 11).
+        # The same words as the store's: a file named .metis.
         raise StoreError(
             f"{path.parent} is a file, not the {METIS_DIR} folder of a workspace: move it aside"
         ) from None

@@ -1,4 +1,4 @@
-"""Issue 18 in the app: a custom summarizer named by .metis/config.yaml compacts through the
+"""In the app: a custom summarizer named by .metis/config.yaml compacts through the
 compact-now screen, and the settings screen says where each value came from."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 18 through the CLI: a custom summarizer named by an import path in .metis/config.yaml,
+"""Through the CLI: a custom summarizer named by an import path in .metis/config.yaml,
 an Anthropic-compatible endpoint with an unlisted model at stated prices (the real SDK against a
 local server), the price's origin, and config errors naming file, line and key."""
 

@@ -1,4 +1,4 @@
-"""Issue 18: the compaction prompt carries the checklist, and its version is part of the §5.1
+"""The compaction prompt carries the checklist, and its version is part of the §5.1
 cache key, so a summary cached under the previous prompt is not reused after the bump."""
 
 from __future__ import annotations
