@@ -136,7 +136,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "latest_in_effect",
         "undo_compaction",
     ),
-    "engine.record": ("CompactionRecord",),
+    "engine.record": ("CallUsage", "CompactionRecord"),
     "engine.row_check": ("BadRow",),
     "engine.savings": (
         "CompactionSavings",
@@ -169,7 +169,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "engine.summarizers.anthropic_summarizer": ("PROMPT_OVERHEAD_TOKENS",),
     "engine.summarizers.pricing": (
-        "CallUsage",
         "cost_of",
         "price_for",
     ),

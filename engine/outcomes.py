@@ -12,8 +12,8 @@ from engine.events import FailureMode
 from engine.messages import Message
 from engine.policy.plan import TurnPlan as TurnPlan  # re-exported: its old home
 from engine.policy.span import SpanPlan
+from engine.record import CallUsage
 from engine.record import CompactionRecord as CompactionRecord  # re-exported: its old home
-from engine.summarizers.pricing import CallUsage
 
 
 class CompactionPreview(msgspec.Struct, frozen=True):

@@ -1,5 +1,6 @@
 """The CompactionRecord: what the store keeps beside an archived span, for each committed
-compaction or truncation (what undo, the savings and the app read back)."""
+compaction or truncation (what undo, the savings and the app read back), with the compaction
+call's usage (CallUsage) as the provider reported it."""
 
 from __future__ import annotations
 
@@ -8,7 +9,20 @@ from typing import Literal
 
 import msgspec
 
-from engine.summarizers.pricing import CallUsage
+
+class CallUsage(msgspec.Struct, frozen=True, kw_only=True):
+    """One call's usage as the provider reported it. `input_tokens` excludes the cached kinds,
+    as the Messages API counts them; the four kinds are priced separately (§12.5)."""
+
+    input_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Everything the call read, whatever rate it was billed at."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
 
 
 class CompactionRecord(msgspec.Struct, frozen=True, kw_only=True):

@@ -12,6 +12,7 @@ from decimal import Decimal
 import msgspec
 
 from engine.policy.payback import CACHE_READ_FACTOR, CACHE_WRITE_FACTOR
+from engine.record import CallUsage as CallUsage  # re-exported: its old home
 
 _PER_TOKEN = Decimal(1_000_000)
 
@@ -81,21 +82,6 @@ def price_for(model: str) -> ModelPrice:
             "price in summarizer.price (input_per_mtok, output_per_mtok; 0 for a local model)"
         )
     return price
-
-
-class CallUsage(msgspec.Struct, frozen=True, kw_only=True):
-    """One call's usage as the provider reported it. `input_tokens` excludes the cached kinds,
-    as the Messages API counts them; the four kinds are priced separately (§12.5)."""
-
-    input_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    output_tokens: int = 0
-
-    @property
-    def prompt_tokens(self) -> int:
-        """Everything the call read, whatever rate it was billed at."""
-        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
 
 
 def usage_cost(price: ModelPrice, usage: CallUsage) -> Decimal:

@@ -11,7 +11,7 @@ from engine.config import CompactionConfig, parse_budget
 from engine.errors import ConfigError
 from engine.events import EventBus
 from engine.manager import ManagerDeps, SessionManager
-from engine.summarizers.prompt import COMPACTION_SUMMARY_PROMPT_VERSION
+from engine.prompt import COMPACTION_SUMMARY_PROMPT_VERSION
 from tests.history_builders import RecordingSummarizer
 
 # §11, verbatim but for the prompt version: §11 says "bump to force cache miss on a prompt

@@ -98,6 +98,23 @@ def test_engine_modules_import_each_other_without_a_cycle() -> None:
     assert cycle is None, "import cycle in engine/: " + " -> ".join(cycle or [])
 
 
+def package_of(module: str) -> str:
+    """engine.policy.span -> engine.policy; a top-level module is its own part."""
+    return ".".join(module.split(".")[:2])
+
+
+def test_engine_packages_are_layered_without_a_cycle() -> None:
+    """policy/ below summarizers/ and compaction/, cache/ and store/ apart: no package reaches
+    back into one that uses it, even through a third."""
+    packages: dict[str, set[str]] = {}
+    for module, imported in engine_graph().items():
+        for target in imported:
+            if package_of(target) != package_of(module):
+                packages.setdefault(package_of(module), set()).add(package_of(target))
+    cycle = find_cycle(packages)
+    assert cycle is None, "packages of engine/ in a loop: " + " -> ".join(cycle or [])
+
+
 # SessionStore.manager() is the entry point metis dev and the app open a stored session by: it
 # builds a SessionManager, importing it when called (never at module level, nor for typing).
 MANAGER_FACTORIES = {"engine.store.session_store"}

@@ -10,7 +10,7 @@ import pytest
 from engine.cache import CacheRow
 from engine.cache_key import compute_cache_key
 from engine.manager import SessionManager
-from engine.summarizers.prompt import COMPACTION_SUMMARY_PROMPT_VERSION, SYSTEM_PROMPT
+from engine.prompt import COMPACTION_SUMMARY_PROMPT_VERSION, SYSTEM_PROMPT
 from tests.history_builders import LOCAL, tool_session
 
 KNOBS = {
