@@ -18,6 +18,7 @@ from engine.events import CompactionCompleted, CompactionFailed, CompactionStart
 from engine.history import History
 from engine.messages import validate_history
 from engine.policy.plan import plan_turn
+from engine.policy.splice import NewId
 from engine.summarizers import ErrorClass, SummarizerError
 from tests.history_builders import (
     FailingSummarizer,
@@ -35,7 +36,8 @@ CONFIG = CompactionConfig(
 )
 
 
-def new_ids():
+def new_ids() -> NewId:
+    """Fixed, readable ids: "s-0", "f-1", "t-2", ... (the session's own use the clock)."""
     counter = itertools.count()
     return lambda prefix: f"{prefix}-{next(counter)}"
 
