@@ -9,7 +9,7 @@ from decimal import Decimal, InvalidOperation
 import msgspec
 
 from engine.errors import ConfigError
-from engine.summarizers.prompt import COMPACTION_SUMMARY_PROMPT_VERSION
+from engine.prompt import COMPACTION_SUMMARY_PROMPT_VERSION
 
 # The built-in summarizers' prefixes; any other "provider:model" name is served by a summarizer
 # injected into SessionManager or named by an import path (engine.summarizers.plugin).

@@ -47,7 +47,7 @@ class History:
         self._cumulative: list[int] = [0]
         # §5.1 canonical bytes of messages[:encoded], back to back in one buffer, message i at
         # _offsets[i]:_offsets[i + 1]: a cache key over a long span is then a sha256 over a slice
-        # of it, with no re-encoding and no copy (issue 20: within 1.5x of the bare sha256).
+        # of it, with no re-encoding and no copy (within 1.5x of the bare sha256).
         self._blob = bytearray()
         self._offsets: list[int] = [0]
         # The manager's history encodes as messages arrive (`eager_canonical`), so the first key

@@ -12,9 +12,9 @@ from pathlib import Path
 METIS_DIR = ".metis"
 STORE_FILE = "sessions.sqlite"  # the live session store shared with metis dev
 CACHE_FILE = "compaction-cache.sqlite"  # the §5 summary cache
-CONFIG_FILE = "config.yaml"  # the workspace's settings (issue 18)
+CONFIG_FILE = "config.yaml"  # the workspace's settings
 SIMULATOR_LOG = "simulator.log"  # the demo's simulated metis dev writes here
-SPEND_JOURNAL_DIR = "unrecorded-spend"  # paid spend a locked store could not take yet (issue 17)
+SPEND_JOURNAL_DIR = "unrecorded-spend"  # paid spend a locked store could not take yet
 APP_ERROR_LOG = "app-errors.log"  # tracebacks of the app's unexpected errors, never the screen
 
 # The files a writer's commit changes (watched by the tail); never -shm, which readers touch too.

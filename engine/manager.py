@@ -1,9 +1,10 @@
 """SessionManager: the §3-§6 rules run at the start of each turn, plus manual compaction.
 
-The decisions (trigger, span, boundary, splice) are pure functions in engine.policy; what a run
-does around them lives in engine.compaction, by responsibility (the summary call with its cache
-lookup, the §3.4 fallback, the commit, the writes: events, spend, store). This class holds the
-session's state (history, config, spend, revision) and coordinates them.
+The decisions (trigger, span, boundary, splice) are pure functions in engine.policy; the steps of
+a run (the summary call with its cache lookup, the commit, the §3.4 fallback) are functions in
+engine.compaction that return what they made. This class holds the session's state (history,
+config, spend, revision) and is the one place that applies a step's result: the store first,
+then the events, then its own state.
 """
 
 from __future__ import annotations
@@ -16,18 +17,19 @@ from typing import Any
 
 from engine.cache import CompactionCache
 from engine.compaction.commit import commit_prepared
-from engine.compaction.deps import ManagerDeps, SessionPersistence, Trigger
+from engine.compaction.deps import ManagerDeps, SessionPersistence
+from engine.compaction.result import CommitResult, StepInputs, Trigger, started_event
 from engine.compaction.summary_call import (
     cache_key,
     max_summary_tokens,
     prepare_mask,
     prepare_summary,
 )
-from engine.compaction.turn import run_turn
-from engine.compaction.writes import emit_started
+from engine.compaction.turn import CompactSpan, open_turn, summary_failed
 from engine.config import CompactionConfig
+from engine.endpoint import call_endpoint
 from engine.errors import ConfigError, NothingToCompact
-from engine.events import EventBus
+from engine.events import CompactionEvent, EventBus
 from engine.history import History
 from engine.layout import cache_path
 from engine.messages import Message, validate_history, validate_message
@@ -40,17 +42,19 @@ from engine.outcomes import (
     TurnPlan,
 )
 from engine.policy.plan import plan_turn
-from engine.policy.span import check_span_unchanged
+from engine.policy.span import SpanPlan, check_span_unchanged
 from engine.policy.strategies import StrategyPlan, fold_start, plan_strategy, why_nothing_to_do
 from engine.summarizers import (
     Summarizer,
+    SummarizerError,
     SummarizerSettings,
     check_summarizer,
     make_summarizer,
+    price_origin,
 )
 from engine.tokens import estimate_message_tokens
 
-# Re-exported: these lived here before the split (engine/__init__.py and metis dev import them).
+# Re-exported: metis dev imports these from here.
 __all__ = ["ManagerDeps", "SessionManager", "SessionPersistence", "Trigger"]
 
 _KNOBS = frozenset(CompactionConfig.__struct_fields__)
@@ -124,6 +128,7 @@ class SessionManager:
         self.spent_usd = spent_usd
         self.revision = revision
         self._clock = deps.clock
+        self._new_id = deps.new_id
 
     # -- the session's messages -------------------------------------------------------------
 
@@ -188,7 +193,29 @@ class SessionManager:
     async def before_turn(self, turn_id: str | None = None) -> CompactionOutcome:
         """§3.1, at the start of every turn before the LLM call."""
         self.sync()
-        return await run_turn(self, self.plan(), turn_id or uuid.uuid4().hex)
+        plan = self.plan()
+        turn_id = turn_id or uuid.uuid4().hex
+        opened = open_turn(self._inputs(), plan, turn_id, now_ms=self._clock(), new_id=self._new_id)
+        if not isinstance(opened, CompactSpan):
+            return self._apply(opened)
+        self._emit_all(opened.events)
+        try:
+            if opened.action == "mask":
+                prepared = prepare_mask(self._inputs(), opened.span, opened.trigger)
+            else:
+                try:
+                    prepared = await self._prepare_summary(opened.span, None, opened.trigger)
+                except SummarizerError as error:
+                    failure = summary_failed(
+                        self._inputs(), plan, turn_id, opened, error,
+                        now_ms=self._clock(), new_id=self._new_id,
+                    )  # fmt: skip
+                    return self._apply(failure)
+            return self._apply(self._commit_step(plan, prepared, turn_id))
+        except SpanChanged:
+            # Another process (the app's "compact now") committed first: take its result.
+            self.sync()
+            return CompactionOutcome(status="skipped", plan=self.plan())
 
     # -- manual compaction ---------------------------------------------------------------------
 
@@ -202,8 +229,9 @@ class SessionManager:
         key, hit, cost = "", False, Decimal(0)
         # A mask makes no call and caches nothing: it is computed from the span itself.
         if planned.action != "mask":
-            max_tokens = max_summary_tokens(self, span, instructions)
-            key = cache_key(self, span, instructions, max_tokens)
+            inputs = self._inputs()
+            max_tokens = max_summary_tokens(inputs, self.summarizer, span, instructions)
+            key = cache_key(inputs, self.summarizer, span, instructions, max_tokens)
             hit = self.cache is not None and self.cache.peek(key) is not None
             if not hit:
                 cost = self.summarizer.estimate_cost(span.span_tokens, max_tokens)
@@ -219,6 +247,8 @@ class SessionManager:
             strategy=planned.strategy,
             action=planned.action,
             expected_saved_tokens=planned.expected_saved_tokens,
+            price_origin=price_origin(self.config.compaction_model, self.summarizer_settings),
+            endpoint=call_endpoint(self.config.compaction_model, self.summarizer_settings),
         )
 
     async def prepare(
@@ -238,8 +268,8 @@ class SessionManager:
                 )
             )
         if planned.action == "mask":
-            return prepare_mask(self, planned.span, trigger)
-        return await prepare_summary(self, planned.span, instructions or None, trigger)
+            return prepare_mask(self._inputs(), planned.span, trigger)
+        return await self._prepare_summary(planned.span, instructions or None, trigger)
 
     def commit(self, prepared: PreparedCompaction, turn_id: str | None = None) -> CompactionOutcome:
         """Splice an accepted summary in. Raises SpanChanged if the span is no longer as it was,
@@ -257,12 +287,78 @@ class SessionManager:
             self.sync()
             raise
         turn_id = turn_id or uuid.uuid4().hex
-        emit_started(self, turn_id, span, prepared.trigger)
+        self._emit_all((started_event(self.session_id, turn_id, span, prepared.trigger),))
         try:
-            return commit_prepared(self, self.plan(), prepared, turn_id)
+            return self._apply(self._commit_step(self.plan(), prepared, turn_id))
         except SpanChanged:
             self.sync()  # the store refused: take the winner's history, not keep a stale one
             raise
+
+    # -- applying what the steps return -------------------------------------------------------
+
+    def _inputs(self) -> StepInputs:
+        return StepInputs(
+            session_id=self.session_id,
+            history=self.history,
+            config=self.config,
+            spent_usd=self.spent_usd,
+        )
+
+    async def _prepare_summary(
+        self, span: SpanPlan, instructions: str | None, trigger: Trigger
+    ) -> PreparedCompaction:
+        """engine.compaction.summary_call's summary, its cost charged (a failed call's too)."""
+        try:
+            prepared = await prepare_summary(
+                self._inputs(), span, instructions, trigger,
+                summarizer=self.summarizer, cache=self.cache,
+            )  # fmt: skip
+        except SummarizerError as error:
+            self._charge(error.billed_cost_usd)
+            raise
+        self._charge(prepared.cost_usd)
+        return prepared
+
+    def _commit_step(
+        self, plan: TurnPlan, prepared: PreparedCompaction, turn_id: str
+    ) -> CommitResult:
+        return commit_prepared(
+            self._inputs(), plan, prepared, turn_id, now_ms=self._clock(), new_id=self._new_id
+        )
+
+    def _charge(self, cost: Decimal) -> None:
+        """Compaction spend, kept apart from the session's primary spend (§4, §12.5); written as
+        soon as it is billed, whatever happens to the summary."""
+        if cost:
+            self.spent_usd += cost
+            if self.persistence is not None:
+                self.persistence.record_spend(self.session_id, self.spent_usd)
+
+    def _emit_all(self, events: Sequence[CompactionEvent]) -> None:
+        for event in events:
+            if self.persistence is not None:
+                self.persistence.record_event(self.session_id, event)
+            self.bus.emit(event)
+
+    def _apply(self, result: CommitResult) -> CompactionOutcome:
+        """The store first: a refused write (SpanChanged, a full disk) leaves the session as it
+        was. Then the events, then this manager's state."""
+        change = result.replacement
+        revision = self.revision
+        if change is not None and self.persistence is not None:
+            # Compare-and-set on the revision planned on: an undo made by another process since
+            # then may leave the span's ids in place (a mask's copies) and would otherwise be
+            # written over and never synced (the revision jumping past it).
+            revision = self.persistence.commit_replacement(
+                self.session_id, change.start, change.span_ids, change.messages, change.tokens,
+                change.record, result.spent_usd, expected_revision=self.revision,
+            )  # fmt: skip
+        self._emit_all(result.events)
+        if change is not None:
+            self.history = change.history
+        self.revision = revision
+        self.spent_usd = result.spent_usd
+        return result.outcome
 
     # -- internals -----------------------------------------------------------------------------
 

@@ -10,28 +10,10 @@ import msgspec
 from engine.errors import SpanChanged as SpanChanged  # re-exported: its old home
 from engine.events import FailureMode
 from engine.messages import Message
+from engine.policy.plan import TurnPlan as TurnPlan  # re-exported: its old home
 from engine.policy.span import SpanPlan
-from engine.policy.trigger import TriggerDecision
-from engine.summarizers.pricing import CallUsage
-
-
-class TurnPlan(msgspec.Struct, frozen=True):
-    """What the engine would do at the start of this turn, and why (pure: nothing is called)."""
-
-    decision: TriggerDecision
-    span: SpanPlan | None  # None: nothing compactable, or no valid boundary (see boundary_found)
-    boundary_found: bool
-    floor: int  # first compactable index: just past the last summary
-    stable_prefix_end: int
-    message_count: int
-    preserve_recent_turns: int
-    nominal_watermark: int  # §3.2: where the preserved tail starts, before any slide
-    irreducible_tokens: int | None  # pending tokens compaction of this span cannot remove
-    # engine.policy.strategies: the configured strategy, what it would do with `span` (summarize
-    # or mask; None: nothing to do), and the tokens that is expected to remove.
-    strategy: str = "summarize"
-    action: str | None = None
-    expected_saved_tokens: int | None = None
+from engine.record import CallUsage
+from engine.record import CompactionRecord as CompactionRecord  # re-exported: its old home
 
 
 class CompactionPreview(msgspec.Struct, frozen=True):
@@ -48,6 +30,8 @@ class CompactionPreview(msgspec.Struct, frozen=True):
     strategy: str = "summarize"
     action: str = "summarize"  # "mask": no call, nothing cached (cache_key is "")
     expected_saved_tokens: int | None = None
+    price_origin: str = ""  # where the model's price comes from (engine.summarizers.price_origin)
+    endpoint: str = ""  # where the call would send the session (engine.endpoint.call_endpoint)
 
 
 class PreparedCompaction(msgspec.Struct, frozen=True):
@@ -74,35 +58,6 @@ class PreparedCompaction(msgspec.Struct, frozen=True):
     action: Literal["summarize", "mask"] = "summarize"
     replacement: tuple[Message, ...] = ()
     usage: CallUsage | None = None  # the call's usage as the provider reported it
-
-
-class CompactionRecord(msgspec.Struct, frozen=True, kw_only=True):
-    """One committed compaction or truncation, as the store keeps it beside the archived span."""
-
-    kind: Literal["summary", "truncation", "mask"]
-    turn_id: str
-    watermark_before: int
-    watermark_after: int
-    span_message_count: int
-    span_token_count_in: int
-    span_token_count_out: int
-    replacement_count: int  # messages put in the span's place: the summary and its fillers
-    cache_key: str | None = None
-    cache_hit: bool = False
-    model: str | None = None
-    prompt_version: str | None = None
-    cost_usd: Decimal = Decimal(0)
-    latency_ms: int = 0
-    trigger: str = "threshold"
-    instructions: str | None = None
-    summary_message_id: str | None = None
-    created_at_ms: int = 0
-    # engine.policy.strategies: which strategy ran (None: written before strategies existed).
-    strategy: str | None = None
-    # The active history's tokens just before and just after: what the compaction saved.
-    history_tokens_before: int = 0
-    history_tokens_after: int = 0
-    usage: CallUsage | None = None  # the compaction call's usage (None: no call, or a cache hit)
 
 
 Status = Literal["skipped", "compacted", "failed", "truncated"]

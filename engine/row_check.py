@@ -1,4 +1,4 @@
-"""Column checks for rows read back from SQLite (issue 17): the store and the cache are files other
+"""Column checks for rows read back from SQLite: the store and the cache are files other
 processes, old versions and people with `sqlite3` edit, and their tables are not STRICT, so any
 column can hold any SQLite value (int, float incl. NaN/inf, text, blob, NULL, huge). Every read
 goes through these: a typed value or one BadRow naming the table, column and row, never a

@@ -2,9 +2,8 @@
 every later request, what that is worth per turn at the cache-read rate, what it cost (its call,
 and the one-time re-cache of the shorter transcript), and after how many turns it has paid back.
 
-The first turn after a compaction writes the new transcript to the prompt cache (1.25x input)
-where the uncompacted session would have read the old one (0.1x); every later turn reads fewer
-tokens (0.1x each). Both sessions add the same new turns, so those cancel out.
+The arithmetic is engine.policy.payback's: the compaction turn's re-cache, then a saving per
+turn at the cache-read rate.
 """
 
 from __future__ import annotations
@@ -14,7 +13,8 @@ from decimal import Decimal
 
 import msgspec
 
-from engine.outcomes import CompactionRecord
+from engine.policy.payback import payback_turns, recache_usd
+from engine.record import CompactionRecord
 from engine.summarizers.pricing import ModelPrice, price_for
 from engine.summarizers.settings import SummarizerSettings
 
@@ -67,10 +67,10 @@ def compaction_savings(
     read, write = price.cache_read_per_mtok / _PER_TOKEN, price.cache_write_per_mtok / _PER_TOKEN
     saved = before - after
     per_turn = saved * read
-    recache = after * write - before * read
-    owed = record.cost_usd + recache
-    # The compaction's own turn pays `recache` (in `owed`); each later turn earns `per_turn`.
-    even = None if saved <= 0 or per_turn <= 0 else max(0, math.ceil(owed / per_turn))
+    recache = recache_usd(before, after, read=read, write=write)
+    # The compaction's own turn pays the re-cache; each later turn earns `per_turn`.
+    turns = payback_turns(before, after, call_usd=record.cost_usd, read=read, write=write)
+    even = None if saved <= 0 or per_turn <= 0 or turns is None else math.ceil(turns)
     return CompactionSavings(
         saved_tokens=saved,
         saved_usd_per_turn=per_turn,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import time
 from collections.abc import Mapping
 from decimal import Decimal
 from pathlib import Path
@@ -27,7 +28,17 @@ from engine.errors import ConfigError, StoreError
 from engine.layout import METIS_DIR, config_path
 from engine.safe_files import FileRefused, read_regular
 from engine.summarizers.settings import StatedPrice, SummarizerSettings
-from engine.workspace_trust import WorkspaceTrust, assess
+from engine.workspace_trust import (
+    TrustError,
+    TrustRecord,
+    WorkspaceTrust,
+    assess,
+    digest,
+    gated_keys,
+    record_path,
+    workspace_key,
+    write_record,
+)
 
 ENV_PREFIX = "METIS_"
 MAX_FILE_BYTES = 256 * 1024
@@ -622,3 +633,31 @@ def _build(
         origins=origins,
         trust=trust or assess(path.parent.parent, None, {}, (), {}),
     )
+
+
+def trust_workspace(workspace: Path | str) -> tuple[TrustRecord, dict[str, object]]:
+    """Record the workspace file's exact content as trusted. Returns the record and the gated
+    settings it holds (what the user has just allowed). A file that does not parse is not
+    trusted: it would need trusting again once fixed."""
+    folder = Path(workspace)
+    if not folder.is_dir():
+        raise TrustError(f"workspace {folder} does not exist or is not a folder")
+    path = config_path(folder)
+    raw = read_config_bytes(path)
+    if raw is None:
+        raise TrustError(f"{path}: no such file; nothing to trust")
+    layer, _ = parse_config(raw, path)
+    values = _flat(layer)
+    record = TrustRecord(
+        workspace=str(workspace_key(folder)),
+        config_file=str(path),
+        sha256=digest(raw),
+        trusted_at_ms=time.time_ns() // 1_000_000,
+    )
+    try:
+        write_record(record)
+    except OSError as error:
+        raise TrustError(
+            f"{record_path(folder)}: cannot record trust: {error.strerror or error}"
+        ) from None
+    return record, {key: values[key] for key in gated_keys(values)}

@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shlex
-import time
 import uuid
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -229,36 +228,6 @@ class TrustError(ConfigError):
     def __init__(self, message: str) -> None:
         ValueError.__init__(self, message)
         self.knob = "(trust)"
-
-
-def trust_workspace(workspace: Path | str) -> tuple[TrustRecord, dict[str, object]]:
-    """Record the workspace file's exact content as trusted. Returns the record and the gated
-    settings it holds (what the user has just allowed). A file that does not parse is not
-    trusted: it would need trusting again once fixed."""
-    from engine.workspace_config import _flat, parse_config, read_config_bytes
-
-    folder = Path(workspace)
-    if not folder.is_dir():
-        raise TrustError(f"workspace {folder} does not exist or is not a folder")
-    path = config_path(folder)
-    raw = read_config_bytes(path)
-    if raw is None:
-        raise TrustError(f"{path}: no such file; nothing to trust")
-    layer, _ = parse_config(raw, path)
-    values = _flat(layer)
-    record = TrustRecord(
-        workspace=str(workspace_key(folder)),
-        config_file=str(path),
-        sha256=digest(raw),
-        trusted_at_ms=time.time_ns() // 1_000_000,
-    )
-    try:
-        write_record(record)
-    except OSError as error:
-        raise TrustError(
-            f"{record_path(folder)}: cannot record trust: {error.strerror or error}"
-        ) from None
-    return record, {key: values[key] for key in gated_keys(values)}
 
 
 def untrust_workspace(workspace: Path | str) -> bool:

@@ -112,7 +112,7 @@ class MetisInspector(App[int]):
         yield Footer()
 
     def on_mount(self) -> None:
-        # SIGTERM/SIGHUP quit through the exit path, which restores the terminal (finding 12).
+        # SIGTERM/SIGHUP quit through the exit path, which restores the terminal.
         self._uninstall_signals = install_exit_signals(self._exit_on_signal)
         self.theme = self._initial_theme
         self.query_one(SessionList).border_title = "Sessions"
@@ -169,16 +169,7 @@ class MetisInspector(App[int]):
                         or change.spent_usd is not None
                         or change.agent is not None
                     ):
-                        self.post_message(
-                            SessionGrew(
-                                change.session_id,
-                                change.new_messages,
-                                change.new_events,
-                                change.spent_usd,
-                                change.rewrite_from,
-                                change.agent,
-                            )
-                        )
+                        self.post_message(SessionGrew(change))
                 # After the poll: a commit that is waiting is read and posted before the list
                 # (every session planned) is refreshed.
                 if relist and time.monotonic() - listed_at >= LIST_REFRESH_S:
@@ -263,22 +254,16 @@ class MetisInspector(App[int]):
         gc.freeze()
 
     def on_session_grew(self, message: SessionGrew) -> None:
-        data = self.data
-        if data is None or data.session_id != message.session_id:
+        data, change = self.data, message.change
+        if data is None or data.session_id != change.session_id:
             return
-        added, events = data.grow(
-            message.new_messages,
-            message.new_events,
-            message.spent_usd,
-            message.rewrite_from,
-            message.agent,
-        )
-        if message.agent is not None:
+        added, events = data.grow(change)
+        if change.agent is not None:
             self._note_once(data)
-        if added or events or message.spent_usd is not None or message.agent is not None:
+        if added or events or change.spent_usd is not None or change.agent is not None:
             try:
-                rewritten = message.rewrite_from if added else None
-                more = bool(events or message.spent_usd is not None or message.agent is not None)
+                rewritten = change.rewrite_from if added else None
+                more = bool(events or change.spent_usd is not None or change.agent is not None)
                 self.query_one(Dashboard).grew(added, events, rewritten, panels_now=more)
                 self._update_status()
             except NoMatches:  # the app is closing (see on_session_loaded)

@@ -15,12 +15,17 @@ import time
 import traceback
 from pathlib import Path
 
-from engine.cache import CacheUnavailable
-from engine.errors import ConfigError, NothingToCompact, SpanChanged, StoreError
-from engine.events import redact
-from engine.messages import HistoryError
-from engine.row_check import BadRow
-from engine.summarizers.base import SummarizerError
+from engine import (
+    BadRow,
+    CacheUnavailable,
+    ConfigError,
+    HistoryError,
+    NothingToCompact,
+    SpanChanged,
+    StoreError,
+    SummarizerError,
+    redact,
+)
 from metis_compaction_tui.importers.model import TranscriptError
 from metis_compaction_tui.safe_text import neutralise
 from metis_compaction_tui.sources.base import ActionRefused, SourceUnavailable
@@ -62,7 +67,7 @@ def error_log_path(workspace: Path | str | None) -> Path:
     """Where tracebacks go: the workspace's `.metis/app-errors.log`, or, without a workspace (a
     demo in memory) or without its `.metis/` folder (which a log must not create: it would turn
     the folder into a workspace), a per-user file in the temporary folder."""
-    from engine.layout import app_error_log_path, metis_dir
+    from engine import app_error_log_path, metis_dir
 
     if workspace is not None and metis_dir(workspace).is_dir():
         return app_error_log_path(workspace)

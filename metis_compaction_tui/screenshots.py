@@ -18,8 +18,7 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
-from engine import CompactionConfig, estimate_message_tokens
-from engine.store import SessionStore
+from engine import CompactionConfig, SessionStore, estimate_message_tokens
 from metis_compaction_tui.app import MetisInspector
 from metis_compaction_tui.demo.store import build_demo_workspace
 from metis_compaction_tui.demo.workload import scripted_session

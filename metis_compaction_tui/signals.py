@@ -1,4 +1,4 @@
-"""SIGTERM and SIGHUP end the app through its own exit path (issue 17, finding 12): the default
+"""SIGTERM and SIGHUP end the app through its own exit path: the default
 action killed the process at once, leaving the terminal in the alternate screen with mouse
 tracking on. A handler on the event loop calls the app's quit, so Textual's shutdown writes the
 sequences that restore the terminal.

@@ -7,14 +7,12 @@ so a writer appending 200 messages a second never builds a backlog of redraws.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from decimal import Decimal
+from dataclasses import dataclass
 
 from textual.message import Message
 
-from engine import Message as EngineMessage
 from metis_compaction_tui.sources.base import SessionRow
-from metis_compaction_tui.sources.session_data import AgentView, EventRow, SessionData
+from metis_compaction_tui.sources.session_data import SessionData, SourceChange
 
 
 @dataclass
@@ -34,14 +32,10 @@ class SessionLoaded(Message):
 
 @dataclass
 class SessionGrew(Message):
-    """Messages and events appended to the loaded session since the last poll."""
+    """Messages and events appended to the loaded session since the last poll: the source's
+    change as it polled it (SessionData.grow applies it)."""
 
-    session_id: str
-    new_messages: list[tuple[int, EngineMessage, int]] = field(default_factory=list)
-    new_events: list[EventRow] = field(default_factory=list)
-    spent_usd: Decimal | None = None
-    rewrite_from: int | None = None  # new_messages replace the history from here on
-    agent: AgentView | None = None
+    change: SourceChange
 
 
 @dataclass

@@ -7,16 +7,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Protocol
 
 from engine.cache import CompactionCache
+from engine.compaction.result import Trigger as Trigger  # re-exported: its old home
 from engine.events import CompactionEvent, EventBus
+from engine.ids import next_monotonic_id
 from engine.messages import Message
 from engine.outcomes import CompactionRecord, SessionSnapshot
 from engine.summarizers import Summarizer, SummarizerSettings
 from engine.tokens import TokenCounter
-
-Trigger = Literal["threshold", "hard_cap", "manual"]
 
 
 class SessionPersistence(Protocol):
@@ -56,7 +56,8 @@ def now_ms() -> int:
 class ManagerDeps:
     """What a SessionManager works with, apart from the session and its knobs. Every field is
     optional: a summarizer from the model's name, a cache under `workspace/.metis/` when a
-    workspace is given, no persistence (memory only), a fresh EventBus, the wall clock."""
+    workspace is given, no persistence (memory only), a fresh EventBus, the wall clock, ids from
+    the clock and the pid (engine.ids)."""
 
     workspace: Path | None = None
     summarizer: Summarizer | None = None
@@ -66,3 +67,4 @@ class ManagerDeps:
     persistence: SessionPersistence | None = None
     bus: EventBus | None = None
     clock: Callable[[], int] = now_ms
+    new_id: Callable[[str], str] = next_monotonic_id

@@ -1,27 +1,25 @@
-"""The summary for a span: its §5.1 cache key, the §5.3 cache lookup, the summarizer call (cached
-and charged), or, for the `mask` strategy, the placeholder copies that need no call."""
+"""The summary for a span: its §5.1 cache key, the §5.3 cache lookup, the summarizer call (then
+cached), or, for the `mask` strategy, the placeholder copies that need no call. Each step reads
+the session from its inputs and returns what it made; the call's cost travels on the
+PreparedCompaction (or on the SummarizerError), and SessionManager charges it."""
 
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import TYPE_CHECKING
 
-from engine.cache import CacheRow
+from engine.cache import CacheRow, CompactionCache
 from engine.cache_key import compute_cache_key
-from engine.compaction.deps import Trigger
-from engine.compaction.writes import charge
+from engine.compaction.result import StepInputs, Trigger
 from engine.events import redact
 from engine.history import text_message
 from engine.messages import Message, Role
 from engine.outcomes import PreparedCompaction
 from engine.policy.cache_fit import cache_row_problem
+from engine.policy.payback import CACHE_READ_FACTOR, CACHE_WRITE_FACTOR
 from engine.policy.span import SpanPlan
 from engine.policy.strategies import keeps_key_lines, masked_span, summary_ceiling
 from engine.policy.summary_budget import FREE, SummaryCallPrice, summary_budget
-from engine.summarizers import Summarizer, SummarizerError, SummaryRequest
-
-if TYPE_CHECKING:
-    from engine.manager import SessionManager
+from engine.summarizers import Summarizer, SummaryRequest
 
 
 def _probe(text: str) -> Message:
@@ -30,14 +28,15 @@ def _probe(text: str) -> Message:
 
 
 def summary_request(
-    manager: SessionManager, span: SpanPlan, instructions: str | None, max_tokens: int
+    inputs: StepInputs, span: SpanPlan, instructions: str | None, max_tokens: int
 ) -> SummaryRequest:
+    messages = inputs.history.messages
     return SummaryRequest(
-        span=tuple(manager.history.messages[span.start : span.compaction_watermark]),
-        prompt_version=manager.config.compaction_summary_prompt_version,
+        span=tuple(messages[span.start : span.compaction_watermark]),
+        prompt_version=inputs.config.compaction_summary_prompt_version,
         max_tokens=max_tokens,
         instructions=instructions,
-        history=tuple(manager.history.messages),
+        history=tuple(messages),
         span_start=span.start,
     )
 
@@ -68,8 +67,8 @@ def call_price(
     return SummaryCallPrice(
         input_usd=base,
         output_per_token=output,
-        cache_write_per_token=per_input * Decimal("1.25"),
-        cache_read_per_token=per_input * Decimal("0.1"),
+        cache_write_per_token=per_input * CACHE_WRITE_FACTOR,
+        cache_read_per_token=per_input * CACHE_READ_FACTOR,
     )
 
 
@@ -93,19 +92,21 @@ def _sane(price: SummaryCallPrice) -> bool:
     return all(isinstance(a, Decimal) and a.is_finite() and a >= 0 for a in amounts)
 
 
-def max_summary_tokens(manager: SessionManager, span: SpanPlan, instructions: str | None) -> int:
+def max_summary_tokens(
+    inputs: StepInputs, summarizer: Summarizer, span: SpanPlan, instructions: str | None
+) -> int:
     """The call's max_tokens: engine.policy.summary_budget's pay-back budget for this span, under
     the compaction_max_summary_tokens ceiling (the ceiling itself for a free summarizer)."""
-    config = manager.config
+    config = inputs.config
     # A fold (§12.4) brings the earlier summary's room with it.
-    ceiling = summary_ceiling(manager.history, span, config.compaction_max_summary_tokens)
+    ceiling = summary_ceiling(inputs.history, span, config.compaction_max_summary_tokens)
     if config.compaction_summary_payback_turns <= 0:
         return ceiling
-    request = summary_request(manager, span, instructions, ceiling)
-    price = call_price(manager.summarizer, request, span.span_tokens)
+    request = summary_request(inputs, span, instructions, ceiling)
+    price = call_price(summarizer, request, span.span_tokens)
     return summary_budget(
         span.span_tokens,
-        max(0, manager.history.total_tokens - span.span_tokens),
+        max(0, inputs.history.total_tokens - span.span_tokens),
         price,
         ceiling=ceiling,
         payback_turns=config.compaction_summary_payback_turns,
@@ -113,10 +114,14 @@ def max_summary_tokens(manager: SessionManager, span: SpanPlan, instructions: st
 
 
 def cache_key(
-    manager: SessionManager, span: SpanPlan, instructions: str | None, max_tokens: int
+    inputs: StepInputs,
+    summarizer: Summarizer,
+    span: SpanPlan,
+    instructions: str | None,
+    max_tokens: int,
 ) -> str:
     """§5.1 key of the call with `max_tokens` (max_summary_tokens: the budget is in the key)."""
-    history, config = manager.history, manager.config
+    history, config = inputs.history, inputs.config
     with history.canonical_view(span.start, span.compaction_watermark) as span_bytes:
         return compute_cache_key(
             history.messages[span.start : span.compaction_watermark],
@@ -127,21 +132,21 @@ def cache_key(
             span_bytes=span_bytes,
             # A summarizer whose request differs from the plain one (trimmed tool outputs, the
             # session's cached prefix) may summarize differently: its variant is in the key.
-            request_variant=getattr(manager.summarizer, "request_variant", None),
+            request_variant=getattr(summarizer, "request_variant", None),
         )
 
 
-def usable_hit(manager: SessionManager, key: str, span: SpanPlan) -> CacheRow | None:
+def usable_hit(
+    inputs: StepInputs, cache: CompactionCache, key: str, span: SpanPlan
+) -> CacheRow | None:
     """A hit only if the row fits this span and its summary is a message within the summary
-    budget (issue 17: a hand-edited 3 MB summary left a session ten times over its hard cap).
-    Anything else is a miss, reported in `cache.rejected` and evicted."""
-    cache = manager.cache
-    assert cache is not None
+    budget (§5.3: a row is untrusted; an oversized summary would splice the session over its
+    hard cap). Anything else is a miss, reported in `cache.rejected` and evicted."""
     cached = cache.get(key)
     if cached is None:
         return None
-    budget = summary_ceiling(manager.history, span, manager.config.compaction_max_summary_tokens)
-    counter = manager.history.counter
+    budget = summary_ceiling(inputs.history, span, inputs.config.compaction_max_summary_tokens)
+    counter = inputs.history.counter
     problem = cache_row_problem(cached, span, budget, lambda text: counter(_probe(text)))
     if problem is None:
         return cached
@@ -151,16 +156,24 @@ def usable_hit(manager: SessionManager, key: str, span: SpanPlan) -> CacheRow | 
 
 
 async def prepare_summary(
-    manager: SessionManager, span: SpanPlan, instructions: str | None, trigger: Trigger
+    inputs: StepInputs,
+    span: SpanPlan,
+    instructions: str | None,
+    trigger: Trigger,
+    *,
+    summarizer: Summarizer,
+    cache: CompactionCache | None,
 ) -> PreparedCompaction:
-    """The span's summary from the cache, or from one summarizer call (then cached)."""
-    config = manager.config
-    span_messages = tuple(manager.history.messages[span.start : span.compaction_watermark])
-    max_tokens = max_summary_tokens(manager, span, instructions)
-    key = cache_key(manager, span, instructions, max_tokens)
-    cached = usable_hit(manager, key, span) if manager.cache is not None else None
+    """The span's summary from the cache, or from one summarizer call (then cached). Its cost is
+    on the result; a failed call raises SummarizerError carrying what it billed. Neither is
+    charged here (SessionManager does)."""
+    config = inputs.config
+    span_messages = tuple(inputs.history.messages[span.start : span.compaction_watermark])
+    max_tokens = max_summary_tokens(inputs, summarizer, span, instructions)
+    key = cache_key(inputs, summarizer, span, instructions, max_tokens)
+    cached = usable_hit(inputs, cache, key, span) if cache is not None else None
     common = dict(
-        session_id=manager.session_id,
+        session_id=inputs.session_id,
         span=span,
         span_ids=tuple(m.id for m in span_messages),
         prompt_version=config.compaction_summary_prompt_version,
@@ -181,18 +194,14 @@ async def prepare_summary(
             latency_ms=0,
             **common,  # type: ignore[arg-type]
         )
-    request = summary_request(manager, span, instructions, max_tokens)
-    try:
-        result = await manager.summarizer.summarize(request)
-    except SummarizerError as error:
-        charge(manager, error.billed_cost_usd)
-        raise
-    # A model may repeat a key or token pasted in the span: neither the cache file nor the
-    # spliced summary keeps it (issue 6, secrets).
+    request = summary_request(inputs, span, instructions, max_tokens)
+    result = await summarizer.summarize(request)
+    # §6: a model may repeat a key or token pasted in the span: neither the cache file nor the
+    # spliced summary keeps it.
     summary = redact(result.text)
-    # Cached before the spend is written: if the store refuses now, the retry pays nothing.
-    if summary.strip() and manager.cache is not None:
-        manager.cache.put(
+    # Cached before the manager writes the spend: if the store refuses then, a retry pays nothing.
+    if summary.strip() and cache is not None:
+        cache.put(
             CacheRow(
                 cache_key=key,
                 summary_text=summary,
@@ -203,7 +212,6 @@ async def prepare_summary(
                 span_token_count_out=result.tokens_out,
             )
         )
-    charge(manager, result.cost_usd)
     # The call's own figures (tokens, cost, latency, usage) travel with the summary.
     return PreparedCompaction(
         summary=summary, model=config.compaction_model, cache_hit=False,
@@ -213,13 +221,13 @@ async def prepare_summary(
     )  # fmt: skip
 
 
-def prepare_mask(manager: SessionManager, span: SpanPlan, trigger: Trigger) -> PreparedCompaction:
+def prepare_mask(inputs: StepInputs, span: SpanPlan, trigger: Trigger) -> PreparedCompaction:
     """engine.policy.strategies `mask`: the span's tool results as placeholders, no call."""
-    history, config = manager.history, manager.config
+    history, config = inputs.history, inputs.config
     keys = keeps_key_lines(config.compaction_strategy)
     replacement = tuple(masked_span(history, span.start, span.compaction_watermark, keys=keys))
     return PreparedCompaction(
-        session_id=manager.session_id,
+        session_id=inputs.session_id,
         span=span,
         span_ids=tuple(m.id for m in history.messages[span.start : span.compaction_watermark]),
         summary="",

@@ -1,10 +1,10 @@
-"""§5.3 with issue 17's guard: whether a cache row may stand in for this span's summary."""
+"""§5.3 with a guard: whether a cache row may stand in for this span's summary."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from engine.cache import CacheRow
+from engine.cache.rows import CacheRow
 from engine.policy.span import SpanPlan
 
 
@@ -18,7 +18,7 @@ def cache_row_problem(
 ) -> str | None:
     """None when the row fits this span and its summary (counted by `count_summary`, only when
     the cheap checks pass) is within the summary budget; otherwise what is wrong. A hand-edited
-    3 MB summary once left a session ten times over its hard cap (issue 17)."""
+    3 MB summary once left a session ten times over its hard cap."""
     limit, budget = summary_limit(max_summary_tokens), max_summary_tokens
     if row.span_message_count != span.span_message_count:
         return (

@@ -5,17 +5,38 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+import msgspec
+
 from engine.config import CompactionConfig
 from engine.history import History
-from engine.outcomes import TurnPlan
 from engine.policy.span import (
+    SpanPlan,
     has_compactable_messages,
     nominal_watermark,
     pending_history_tokens,
     plan_span,
 )
 from engine.policy.strategies import mask_pays, plan_strategy
-from engine.policy.trigger import decide_trigger
+from engine.policy.trigger import TriggerDecision, decide_trigger
+
+
+class TurnPlan(msgspec.Struct, frozen=True):
+    """What the engine would do at the start of this turn, and why (pure: nothing is called)."""
+
+    decision: TriggerDecision
+    span: SpanPlan | None  # None: nothing compactable, or no valid boundary (see boundary_found)
+    boundary_found: bool
+    floor: int  # first compactable index: just past the last summary
+    stable_prefix_end: int
+    message_count: int
+    preserve_recent_turns: int
+    nominal_watermark: int  # §3.2: where the preserved tail starts, before any slide
+    irreducible_tokens: int | None  # pending tokens compaction of this span cannot remove
+    # engine.policy.strategies: the configured strategy, what it would do with `span` (summarize
+    # or mask; None: nothing to do), and the tokens that is expected to remove.
+    strategy: str = "summarize"
+    action: str | None = None
+    expected_saved_tokens: int | None = None
 
 
 def plan_turn(history: History, config: CompactionConfig, spent_usd: Decimal) -> TurnPlan:

@@ -3,11 +3,8 @@ history so the result still passes validate_history()."""
 
 from __future__ import annotations
 
-import itertools
-import os
 import re
-import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from engine.history import History, text_message
@@ -16,13 +13,8 @@ from engine.messages import Message, Role, validate_history
 ASSISTANT_FILLER_TEXT = "Understood. I will continue from the note above."
 TRUNCATION_NOTICE = "[{count} earlier messages were dropped to keep the session under its hard cap]"
 
-_counter = itertools.count()
-
-
-def next_monotonic_id(prefix: str = "m") -> str:
-    """Sortable, unique within a process and across processes: time, pid, then a counter."""
-    return f"{prefix}{time.time_ns():020d}-{os.getpid():07d}-{next(_counter):06d}"
-
+# A prefix ("f" filler, ...) -> a fresh message id; engine.ids.next_monotonic_id in a session.
+NewId = Callable[[str], str]
 
 SUMMARY_OPEN = "<COMPACTION_SUMMARY"
 SUMMARY_CLOSE = "</COMPACTION_SUMMARY>"
@@ -64,10 +56,16 @@ def summary_body(text: str) -> str:
 
 
 def summary_message(
-    *, model: str, watermark_before: int, watermark_after: int, summary: str, cache_key: str
+    *,
+    message_id: str,
+    model: str,
+    watermark_before: int,
+    watermark_after: int,
+    summary: str,
+    cache_key: str,
 ) -> Message:
     return text_message(
-        next_monotonic_id("s"),
+        message_id,
         Role.USER,
         summary_text(model, watermark_before, summary),
         synthetic=True,
@@ -76,35 +74,33 @@ def summary_message(
     )
 
 
-def truncation_notice(count: int) -> Message:
+def truncation_notice(count: int, message_id: str) -> Message:
     return text_message(
-        next_monotonic_id("t"), Role.USER, TRUNCATION_NOTICE.format(count=count), synthetic=True
+        message_id, Role.USER, TRUNCATION_NOTICE.format(count=count), synthetic=True
     )
 
 
-def truncation_cost(history: History, start: int, end: int) -> int:
+def truncation_cost(history: History, start: int, end: int, new_id: NewId) -> int:
     """§3.4: the tokens that stand in a cut's place (the notice and the fillers alternation
     needs). They are pending tokens too: left out, a cut could land the session back on the cap."""
-    notice = truncation_notice(end - start)
-    bridged = bridge(history.role_before(start), notice, history.role_at(end))
+    notice = truncation_notice(end - start, new_id("t"))
+    bridged = bridge(history.role_before(start), notice, history.role_at(end), new_id)
     return sum(history.counter(message) for message in bridged)
 
 
-def _filler() -> Message:
-    return text_message(
-        next_monotonic_id("f"), Role.ASSISTANT, ASSISTANT_FILLER_TEXT, synthetic=True
-    )
+def _filler(new_id: NewId) -> Message:
+    return text_message(new_id("f"), Role.ASSISTANT, ASSISTANT_FILLER_TEXT, synthetic=True)
 
 
-def bridge(before: Role | None, block: Message, after: Role | None) -> list[Message]:
+def bridge(before: Role | None, block: Message, after: Role | None, new_id: NewId) -> list[Message]:
     """§4.4: `block` (a USER message) with an assistant filler on each side that alternation needs.
     Only assistant fillers are ever needed, since the block is a user message."""
     assert block.role is Role.USER
     bridged = [block]
     if before is Role.USER:
-        bridged.insert(0, _filler())
+        bridged.insert(0, _filler(new_id))
     if after is Role.USER:
-        bridged.append(_filler())
+        bridged.append(_filler(new_id))
     return bridged
 
 
@@ -114,10 +110,13 @@ def splice(
     end: int,
     block: Message,
     counter_tokens: Sequence[int] | None = None,
+    *,
+    new_id: NewId,
 ) -> tuple[History, list[Message]]:
-    """A new History with messages[start:end] replaced by `block` and its fillers. Raises
-    HistoryError when the result would not validate; the given history is never changed."""
-    replacement = bridge(history.role_before(start), block, history.role_at(end))
+    """A new History with messages[start:end] replaced by `block` and its fillers (ids from
+    `new_id`). Raises HistoryError when the result would not validate; the given history is
+    never changed."""
+    replacement = bridge(history.role_before(start), block, history.role_at(end), new_id)
     tokens = (
         list(counter_tokens)
         if counter_tokens is not None

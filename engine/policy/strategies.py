@@ -21,15 +21,17 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Mapping, Sequence
+from decimal import Decimal
 from typing import Literal
 
 import msgspec
 
 from engine.history import History
 from engine.messages import Message, ToolResultContentBlock, ToolUseContentBlock
+from engine.policy.payback import CACHE_READ_FACTOR, CACHE_WRITE_FACTOR, payback_turns
 from engine.policy.span import SpanPlan, plan_span
 from engine.policy.splice import SUMMARY_OPEN
-from engine.summarizers.extractive_pool import MASKED_PREFIX, key_lines
+from engine.policy.tool_output import MASKED_PREFIX, key_lines
 from engine.tokens import estimate_text_tokens
 
 Strategy = Literal["summarize", "mask", "hybrid", "recompact"]
@@ -50,8 +52,6 @@ MASK_PAYBACK_TURNS = 3.0
 # that never pay: 10 turns is a mask removing about half of the transcript (11.5 * after / saved
 # - 1 at the rates below); the measured chatty masks saving 1-5k of 30k would take 20 to 250.
 MASK_ONLY_PAYBACK_TURNS = 10.0
-CACHE_WRITE_RATE = 1.25  # Anthropic's cache write and read prices, as multiples of input
-CACHE_READ_RATE = 0.1
 _FIRST_LINE_CHARS = 80
 
 
@@ -96,7 +96,7 @@ def placeholder(
 
 def keeps_key_lines(strategy: str) -> bool:
     """Whether `strategy`'s placeholders keep the output's key line (an error, a value, a total;
-    extractive_pool.key_lines). `hybrid` folds its masked copies into a summary later, which
+    tool_output.key_lines). `hybrid` folds its masked copies into a summary later, which
     can then still say what the output said (set A: hybrid 70 -> 77 of 78 facts, with the fold's
     room). `mask` never removes a placeholder: each one's extra ~25 tokens are read on every
     later turn (the mixed workload: 0.63x -> 0.70x of the uncompacted total), so it does not."""
@@ -158,13 +158,18 @@ def mask_savings(history: History, start: int, end: int, *, keys: bool = False) 
 
 def mask_payback_turns(transcript_tokens: int, saved_tokens: int) -> float:
     """Turns until masking `saved_tokens` of a `transcript_tokens` history pays back its one-time
-    re-cache (§7): the extra of writing what is left over reading it all once, over the saving
-    per turn (the masked tokens no longer read). inf when it saves nothing."""
+    re-cache (§7, engine.policy.payback; a mask makes no call), in multiples of the input price.
+    inf when it saves nothing."""
     if saved_tokens <= 0:
         return math.inf
-    after = max(0, transcript_tokens - saved_tokens)
-    extra = CACHE_WRITE_RATE * after - CACHE_READ_RATE * transcript_tokens
-    return max(0.0, extra / (CACHE_READ_RATE * saved_tokens))
+    turns = payback_turns(
+        transcript_tokens,
+        max(0, transcript_tokens - saved_tokens),
+        call_usd=Decimal(0),
+        read=CACHE_READ_FACTOR,
+        write=CACHE_WRITE_FACTOR,
+    )
+    return math.inf if turns is None else float(turns)
 
 
 def mask_pays(strategy: str, transcript_tokens: int, saved_tokens: int) -> bool:

@@ -1,11 +1,11 @@
-"""How long a summary may be: the compaction call's max_tokens, chosen from what pays (issue 19).
+"""How long a summary may be: the compaction call's max_tokens, chosen from what pays (§7).
 
 `compaction_max_summary_tokens` is the ceiling, not the length every summary fills. With a paid
 summarizer most of the compaction call's cost is its output (a 2,000-token summary at haiku's $5
 per million output tokens is 70% of a call on the session's cached prefix), and each token the
 summary keeps is one token the next turns read again. So the budget is the longest summary whose
 call, plus the one-time §7 re-cache, is paid back by the per-turn saving within
-`compaction_summary_payback_turns` turns:
+`compaction_summary_payback_turns` turns (engine.policy.payback's inequality):
 
     call(B) + rewrite(B) <= N * read * (S - B)
     call(B)    = input_usd + output * B          (the request's input, then B tokens out)
@@ -19,7 +19,7 @@ rates the session's next turns bill the transcript at. Solved for B:
 
 Never above the ceiling; never below MIN_SUMMARY_TOKENS (a span too small to pay back anything
 still gets a summary worth keeping); a free summarizer (output price 0) keeps the ceiling, since
-its summary costs nothing to write. N = 0 turns the rule off (the ceiling, as before issue 19).
+its summary costs nothing to write. N = 0 turns the rule off (the ceiling).
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ from __future__ import annotations
 from decimal import Decimal
 
 import msgspec
+
+from engine.policy.payback import payback_turns
 
 # The floor: room for the goal, the last ask, the constraints and a handful of exact facts.
 MIN_SUMMARY_TOKENS = 500
@@ -85,15 +87,13 @@ def payback_turns_for(
 ) -> Decimal | None:
     """Turns after the compaction until a summary of `summary_tokens` has paid for its call and
     its re-cache (the module doc's inequality, solved for N); None when it never does."""
-    read, write = price.cache_read_per_token, price.cache_write_per_token
-    saving = read * (span_tokens - summary_tokens)
-    cost = price.input_usd + price.output_per_token * summary_tokens
-    cost += write * (kept_tokens + summary_tokens) - read * (kept_tokens + span_tokens)
-    if cost <= 0:
-        return Decimal(0)
-    if saving <= 0:
-        return None
-    return cost / saving
+    return payback_turns(
+        kept_tokens + span_tokens,
+        kept_tokens + summary_tokens,
+        call_usd=price.input_usd + price.output_per_token * summary_tokens,
+        read=price.cache_read_per_token,
+        write=price.cache_write_per_token,
+    )
 
 
 __all__ = ["FREE", "MIN_SUMMARY_TOKENS", "SummaryCallPrice", "payback_turns_for", "summary_budget"]

@@ -26,6 +26,29 @@ class TriggerReason(enum.StrEnum):
     MASK_WOULD_NOT_PAY = "mask_would_not_pay"  # its re-cache would cost more than it saves
 
 
+class PressureZone(enum.StrEnum):
+    """Where pending tokens stand against the two §3.1 limits (what the gauge and list colour)."""
+
+    BELOW = "below"  # under the threshold
+    SOFT = "soft"  # at or over the threshold: a soft compaction may run
+    FORCED = "forced"  # at or over the hard cap: compaction is forced
+
+
+def pressure_zone(pending_tokens: int, threshold_tokens: int, hard_cap_tokens: int) -> PressureZone:
+    """§3.1 steps 2 and 4: each limit counts from the token that reaches it."""
+    if pending_tokens >= hard_cap_tokens:
+        return PressureZone.FORCED
+    if pending_tokens >= threshold_tokens:
+        return PressureZone.SOFT
+    return PressureZone.BELOW
+
+
+def budget_exhausted(spent_usd: Decimal, budget_usd: Decimal) -> bool:
+    """§3.1: the session's compaction budget is spent once spending reaches it (a $0 budget is
+    spent from the start). A call-free compaction (a mask) is not gated by it: decide_trigger."""
+    return spent_usd >= budget_usd
+
+
 class TriggerDecision(msgspec.Struct, frozen=True):
     action: TriggerAction
     reason: TriggerReason
@@ -38,6 +61,16 @@ class TriggerDecision(msgspec.Struct, frozen=True):
     @property
     def fires(self) -> bool:
         return self.action is not TriggerAction.SKIP
+
+    @property
+    def zone(self) -> PressureZone:
+        return pressure_zone(
+            self.pending_history_tokens, self.threshold_tokens, self.hard_cap_tokens
+        )
+
+    @property
+    def budget_exhausted(self) -> bool:
+        return budget_exhausted(self.spent_usd, self.budget_usd)
 
     @property
     def tokens_to_threshold(self) -> int | None:
@@ -91,7 +124,7 @@ def decide_trigger(
     compaction makes no call (a mask), so the budget does not gate it. `pays` False: a mask that
     would not pay back its re-cache (strategies.mask_pays) waits below the hard cap."""
     budget = config.compaction_max_cost_per_session_usd
-    exhausted = spent_usd >= budget and not free
+    exhausted = budget_exhausted(spent_usd, budget) and not free
 
     def decision(action: TriggerAction, reason: TriggerReason) -> TriggerDecision:
         return TriggerDecision(
@@ -104,11 +137,16 @@ def decide_trigger(
             budget,
         )
 
-    if pending_history_tokens >= config.compaction_hard_cap_tokens:
+    zone = pressure_zone(
+        pending_history_tokens,
+        config.compaction_threshold_tokens,
+        config.compaction_hard_cap_tokens,
+    )
+    if zone is PressureZone.FORCED:
         if exhausted:
             return decision(TriggerAction.FORCED, TriggerReason.BUDGET_EXHAUSTED_FORCED)
         return decision(TriggerAction.FORCED, TriggerReason.HARD_CAP_CROSSED)
-    if pending_history_tokens >= config.compaction_threshold_tokens:
+    if zone is PressureZone.SOFT:
         if exhausted:
             return decision(TriggerAction.SKIP, TriggerReason.BUDGET_EXHAUSTED_SKIP)
         if not reducible:

@@ -12,7 +12,7 @@ from typing import TypeVar
 from engine.errors import UndoRefused
 from engine.history import History
 from engine.messages import Message
-from engine.outcomes import CompactionRecord
+from engine.record import CompactionRecord
 
 NOTHING_TO_UNDO = "this session has no compaction to undo"
 T = TypeVar("T")

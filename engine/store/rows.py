@@ -137,7 +137,7 @@ def _store_error(bad: BadRow) -> StoreError:
 
 
 def session_info(row: tuple[Any, ...] | sqlite3.Row) -> SessionInfo:
-    """A sessions row, every column checked (issue 17: a spent_usd of 'abc' or NaN, a text
+    """A sessions row, every column checked (a spent_usd of 'abc' or NaN, a text
     revision, a BLOB title crashed `status` or came out as wrong types in --json)."""
     sid = row[0]
     try:

@@ -126,7 +126,7 @@ def connect(path: Path, *, create: bool) -> sqlite3.Connection:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         _check_and_migrate(conn, path, create=create)
         conn.execute("PRAGMA synchronous = NORMAL")  # WAL: durable against a killed process
-        # Each time the WAL restarts, cut it back to this size: bounded on disk (finding 13).
+        # Each time the WAL restarts, cut it back to this size: bounded on disk.
         conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}")
         conn.execute("PRAGMA foreign_keys = ON")
     except StoreError:

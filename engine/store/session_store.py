@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from engine.cache import cache_backers
 from engine.config import CompactionConfig
@@ -57,9 +57,6 @@ from engine.store.schema import (
     describe_sqlite_error,
 )
 from engine.summarizers import Summarizer
-
-if TYPE_CHECKING:
-    from engine.manager import SessionManager
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -142,7 +139,7 @@ class SessionStore:
         if not workspace.is_dir():
             raise StoreError(f"workspace {workspace} does not exist or is not a folder")
         path = store_path(workspace)
-        if path.parent.exists() and not path.parent.is_dir():  # finding 11: a file named .metis
+        if path.parent.exists() and not path.parent.is_dir():  # a file named .metis
             raise StoreError(
                 f"{path.parent} is a file, not the {METIS_DIR} folder of a workspace: move it aside"
             )
@@ -161,7 +158,7 @@ class SessionStore:
     def checkpoint(self) -> bool:
         """Fold the WAL into the file and truncate it to zero bytes, unless a reader or writer is
         in the way: then it is left for the next time (busy_timeout 0, so it never stalls this
-        writer). Run after each compaction and undo and on close (issue 17, finding 13: the WAL
+        writer). Run after each compaction and undo and on close (the WAL
         grew from 293 to 532 MB over a long run and never shrank). True if truncated."""
         with self._lock:
             conn = self._conn
@@ -317,7 +314,7 @@ class SessionStore:
 
     def manager(
         self, session_id: str, *, summarizer: Summarizer | None = None, **knob_overrides: Any
-    ) -> SessionManager:
+    ) -> Any:  # a SessionManager: the manager imports nothing of the store, nor the store of it
         """A SessionManager over the session as stored now (history, token counts, knobs, spend,
         revision), persisting here and caching in <workspace>/.metis/. Overrides are §11 knobs
         (not saved: see update_config) or `bus`, `token_counter`, `clock`, `cache`,
@@ -405,7 +402,7 @@ class SessionStore:
             )
 
     def record_spend(self, session_id: str, spent_usd: Decimal) -> None:
-        """Spend is never billed and forgotten (issue 17): when another process holds the write
+        """Spend is never billed and forgotten: when another process holds the write
         lock past the busy timeout, the difference goes to the journal the next write folds in."""
         try:
             with self._write() as conn:
@@ -441,7 +438,7 @@ class SessionStore:
     # -- before a deliberate write ----------------------------------------------------------
 
     def verify(self, session_id: str) -> None:
-        """Refuse to write to a corrupt store (issue 17, finding 5): the file passes
+        """Refuse to write to a corrupt store: the file passes
         `PRAGMA quick_check` and every row of the session (active, archived, its compactions)
         decodes. StoreError naming what is wrong; nothing is written. O(file) for the check, so
         run it before a command's write (compact, undo), not on every turn."""
@@ -480,7 +477,7 @@ class SessionStore:
                 conn, self._session(conn, session_id), compaction_id, self._clock()
             )
             # Decoded before COMMIT: a record that cannot be read back rolls the undo back,
-            # never commits and then fails (issue 17, finding 5).
+            # never commits and then fails.
             undone = stored_compaction(row)
         self.checkpoint()
         return undone

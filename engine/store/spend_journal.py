@@ -1,4 +1,4 @@
-"""Spend the store could not take yet (issue 17, finding 3): a paid summary finished while another
+"""Spend the store could not take yet: a paid summary finished while another
 process held the write lock past the busy timeout. The cost goes to a small file beside the store,
 `.metis/unrecorded-spend/<uuid>.json`, and the next write transaction of any process folds it into
 `sessions.spent_usd`: billed once, never forgotten.

@@ -92,7 +92,7 @@ def read_snapshot(
     messages = [body_message(row[0], row[1], sid) for row in rows]
     for row, message in zip(rows, messages, strict=True):
         # A compaction finds its span by this column and the manager by the bodies: if they
-        # disagree every compaction is refused as "another process compacted" (issue 17).
+        # disagree every compaction is refused as "another process compacted".
         if row[7] != message.id:
             raise StoreError(
                 f"session {sid!r}: messages.message_id of seq {row[0]} is {str(row[7])[:40]!r} "
@@ -267,9 +267,9 @@ def repair_counts(
     conn: sqlite3.Connection, info: SessionInfo, *, cheap: bool = False
 ) -> SessionInfo:
     """sessions.message_count and total_tokens are derived from the active rows; a wrong one
-    (hand-edited, an old bug) would put the next message past a gap or skew every total (issue
-    17, finding 4). Inside a write transaction: checked and, when wrong, rewritten from the rows
-    and logged. `cheap`: only the O(log n) check of the count against the last position."""
+    (hand-edited, an old bug) would put the next message past a gap or skew every total. Inside
+    a write transaction: checked and, when wrong, rewritten from the rows and logged. `cheap`:
+    only the O(log n) check of the count against the last position."""
     sid = info.session_id
     if cheap:
         top = conn.execute(

@@ -26,6 +26,7 @@ from engine.summarizers.settings import (
 )
 
 ANTHROPIC_PREFIX = "anthropic:"
+LOCAL_PREFIX = "local:"
 
 
 def __getattr__(name: str) -> object:
@@ -115,6 +116,20 @@ def price_origin(model: str, settings: SummarizerSettings | None = None) -> str:
     return PRICE_NONE
 
 
+# How the app and CLI label a model served on this machine (no call leaves it, no cost).
+OFFLINE = "offline"
+
+
+def is_offline(model: str) -> bool:
+    return model.startswith(LOCAL_PREFIX)
+
+
+def named_price_origin(origin: str) -> str | None:
+    """A price's origin when it is worth naming beside the price: one the user stated, or a
+    summarizer's own. The price table's and the offline $0 go unsaid (None)."""
+    return origin if origin and origin not in (PRICE_TABLE, PRICE_LOCAL) else None
+
+
 def _unserved(model: str) -> str:
     return (
         f"{model!r}: no summarizer serves this model; built in are "
@@ -125,6 +140,7 @@ def _unserved(model: str) -> str:
 
 
 __all__ = [
+    "OFFLINE",
     "ErrorClass",
     "ExtractiveSummarizer",
     "StatedPrice",
@@ -134,7 +150,9 @@ __all__ = [
     "SummaryRequest",
     "SummaryResult",
     "check_summarizer",
+    "is_offline",
     "make_summarizer",
     "model_price",
+    "named_price_origin",
     "price_origin",
 ]

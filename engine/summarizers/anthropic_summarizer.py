@@ -36,7 +36,7 @@ from engine.summarizers.request import (
 
 class _RedactingFilter(logging.Filter):
     """The SDK logs each request's body at DEBUG (the span, which may hold a pasted key): the
-    record is redacted before any handler sees it (issue 6, secrets)."""
+    record is redacted before any handler sees it."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.levelno <= logging.DEBUG or record.args:

@@ -9,7 +9,7 @@ from typing import Protocol, runtime_checkable
 import msgspec
 
 from engine.messages import Message
-from engine.summarizers.pricing import CallUsage
+from engine.record import CallUsage
 
 # The offline summarizer's compaction_model name (engine.summarizers.extractive).
 EXTRACTIVE_MODEL = "local:extractive"

@@ -11,7 +11,6 @@ how much a continuing agent would miss the line; the summarizer fills its budget
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 
 from engine.messages import (
@@ -20,6 +19,18 @@ from engine.messages import (
     TextContentBlock,
     ToolResultContentBlock,
     ToolUseContentBlock,
+)
+from engine.policy.tool_output import (
+    HASH,
+    SPACES,
+    clean,
+    clip,
+    digest_lines,
+    error_lines,
+    is_error_line,
+    masked_lines,
+    salient_lines,
+    value_weight,
 )
 
 # Sections, in the order they are rendered.
@@ -46,7 +57,6 @@ class Candidate:
     always: bool = False  # kept even when its terms are already in the summary
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=;)\s+(?=[^a-z])|\n+")
 _ABBREVIATION = re.compile(r"(?i)(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|no)\.)$")
 
@@ -66,7 +76,6 @@ _TERM = re.compile(
     r"|\b[A-Z]{2,}[A-Z0-9_]*\b"
     r"|(?<=[\w,;] )[A-Z][a-z]{2,}\b"  # a name inside a sentence: Dana, Postgres, Friday
 )
-_HASH = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
 
 _QUESTION = re.compile(r"\?\s*$")
 # A limit the user sets. "never" after a verb of being describes (it can never succeed); words like
@@ -109,39 +118,16 @@ _ACK = re.compile(
     r"got it|sounds good|looks good|lgtm|agreed|understood|noted|will do|done|ack|by me|"
     r"that works|works for me)\W*)+$"
 )
-# Matched on the lower-cased line (twice as fast as (?i) on long outputs).
-_ERROR = re.compile(
-    r"\b(?:error|errors|exception|traceback|failed|failure|failures|fatal|panic|denied|"
-    r"refused|timed out|cannot|can't|unable|not found|no such|invalid|segmentation|abort\w*|"
-    r"conflict|unreachable|killed|oom)\b|\w(?:error|exception)\b"
-)
-_NO_ERROR = re.compile(
-    r"(?i)\b(?:0|no|zero) (?:errors?|failures?|failed)\b|\b(?:errors?|failures?|failed):? 0\b"
-)
-_NOTICE = re.compile(r"(?i)\b(?:warn\w*|deprecat\w*|skipp\w*|ignor\w*|dropp\w*|retr(?:y|ied)\w*)\b")
-_NOT_ERROR_TEXT = re.compile(r"^Traceback \(most recent call last\):?$")
-_KEY_VALUE = re.compile(r"^[\w.\-\[\] \"']{1,48}?\s*(?:[:=]|->|=>)\s*\S")
 _EDIT_TOOL = re.compile(r"(?i)edit|write|patch|create|replace|apply|insert|rename|delete|move")
 _READ_TOOL = re.compile(r"(?i)read|view|open|cat|show|get_file|fetch")
 _COMMAND_KEYS = ("cmd", "command", "script", "code", "query", "shell")
 _PATH_KEYS = ("path", "file", "file_path", "filename", "target", "dest")
 
 
-_RULE = re.compile(r"([=\-*#~_.+])\1{3,}")  # ===== and ----- rules: decoration, not content
-
-
-def clean(text: str) -> str:
-    return " ".join(_RULE.sub(" ", _CONTROL.sub(" ", text)).split())
-
-
-def clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
 def terms_of(text: str) -> frozenset[str]:
     found = {m.group(0).strip("`").lower() for m in _TERM.finditer(text)}
     found.update(m.group(0).lower() for m in _PATH.finditer(text))
-    found.update(m.group(0).lower() for m in _HASH.finditer(text))
+    found.update(m.group(0).lower() for m in HASH.finditer(text))
     return frozenset(t for t in found if len(t) > 1 or t.isdigit())
 
 
@@ -156,8 +142,8 @@ def template_of(text: str, section: str) -> str:
     returned 503 after <n> ms" from every service of a log)."""
     lowered = text.lower()
     if section in (ERRORS, TOOLS):
-        return _SPACES.sub("", _TEMPLATE_WORD.sub("w", lowered))
-    return _SPACES.sub(" ", _TEMPLATE_TERM.sub("#", lowered)).strip()
+        return SPACES.sub("", _TEMPLATE_WORD.sub("w", lowered))
+    return SPACES.sub(" ", _TEMPLATE_TERM.sub("#", lowered)).strip()
 
 
 def sentences(text: str) -> list[str]:
@@ -171,30 +157,6 @@ def sentences(text: str) -> list[str]:
             out.append(part)
         glue = bool(part) and bool(_ABBREVIATION.search(part))  # "e.g. x" is one sentence
     return out
-
-
-_WORDS = re.compile(r"[A-Za-z_]+")
-_DIGITS = re.compile(r"\d+")
-_SPACES = re.compile(r"\s+")
-
-
-_SETTING = re.compile(r"^\s*([A-Za-z_][\w.\-]{0,40})\s*[:=]\s*[\"'\d]")
-
-
-def _shape(line: str) -> str:
-    """A line's template: words and numbers blanked, so repeated log/test/listing lines match.
-    A setting keeps its name (port = 5057 and workers = 4 are two facts, not one template)."""
-    setting = _SETTING.match(line)
-    name = setting.group(1) if setting else ""
-    return name + _SPACES.sub("", _DIGITS.sub("0", _WORDS.sub("a", line)))
-
-
-def is_error_line(line: str) -> bool:
-    return (
-        bool(_ERROR.search(line.lower()))
-        and not _NO_ERROR.search(line)
-        and not _NOT_ERROR_TEXT.match(line)
-    )
 
 
 @dataclass
@@ -360,66 +322,6 @@ def _command_of(block: ToolUseContentBlock) -> tuple[str, str | None]:
     return clean(f"{block.name}({args})"), None
 
 
-def _salient(lines: list[str]) -> list[str]:
-    """The lines of an output worth reading: all of a short one; of a long one, those that are
-    not instances of a template repeated through it (test progress, listings, log lines)."""
-    if len(lines) <= 4:
-        return lines
-    line_shapes = [_shape(line) for line in lines]
-    counts = Counter(line_shapes)
-    return [line for line, shape in zip(lines, line_shapes, strict=True) if counts[shape] <= 2]
-
-
-def _value_weight(line: str) -> int:
-    weight = 2 if _NOTICE.search(line) else 0
-    if _KEY_VALUE.match(line):
-        weight += 2
-    if re.search(r"\d", line):
-        weight += 2
-    if _HASH.search(line) or re.search(r"\d+\.\d+", line):
-        weight += 1
-    return weight
-
-
-_CODE = re.compile(
-    r"^(?:\d+[:\s]+)?(?:raise|def|class|except|assert|if|elif|return|import|from|#|//|\*)\b"
-    r"|^[A-Z]+$"  # FAILURES, ERRORS: a report's headings
-)
-_ERROR_MESSAGE = re.compile(r"(?:Error|Exception|FAILED|error)\b:?\s+\S")
-_ERROR_NAME = re.compile(r"\w(?:Error|Exception)\b|\bFAILED\b|^E\s|(?i:^error\b)")
-
-
-def _error_lines(lines: list[str], most: int = 2) -> list[str]:
-    """An output's error lines, at most `most`: those naming the error and saying what went
-    wrong first (FAILED x - AssertionError: 2 != 3, before a bare "x.py:54: AssertionError"),
-    never code that merely mentions one."""
-    found = [line for line in lines if is_error_line(line) and not _CODE.match(line)]
-    if len(found) <= most:
-        return found
-
-    def rank(i: int) -> tuple[int, int]:
-        line = found[i]
-        return (-(bool(_ERROR_NAME.search(line)) + bool(_ERROR_MESSAGE.search(line))), i)
-
-    return [found[i] for i in sorted(sorted(range(len(found)), key=rank)[:most])]
-
-
-def _digest_lines(salient: list[str], *, long: bool, limit: int = 110) -> list[int]:
-    """Which salient lines stand for an output: the weightiest (values, numbers, versions), then
-    the last (where tools print their totals), up to three and about `limit` characters."""
-    last = len(salient) - 1 if long else -1
-    weights = [_value_weight(line) + 2 * (i == last) for i, line in enumerate(salient)]
-    ranked = sorted(range(len(salient)), key=lambda i: (-weights[i], i))
-    picked: list[int] = []
-    size = 0
-    for i in ranked[:3]:
-        if picked and (size + len(salient[i]) > limit or weights[i] < 3):
-            continue
-        picked.append(i)
-        size += len(salient[i]) + 3
-    return sorted(picked)
-
-
 def _tool_call(
     pool: _Pool,
     block: ToolUseContentBlock,
@@ -438,7 +340,7 @@ def _tool_call(
     if is_read:
         errors = lines[:1] if result is not None and result.is_error else []
     else:
-        errors = _error_lines(lines)
+        errors = error_lines(lines)
     failed = bool(result is not None and result.is_error) or bool(errors)
     edits = bool(_EDIT_TOOL.search(block.name)) and not failed
     for line in errors:
@@ -461,12 +363,14 @@ def _tool_call(
         pool.add(TOOLS, 520, position, f"{command} → failed")
         return
     # A line printed again (the same banner on every test run) is said once.
-    salient = [line for line in _salient(lines) if line not in errors and line not in pool.shown]
-    picked = _digest_lines(salient, long=len(lines) > 4)
+    salient = [
+        line for line in salient_lines(lines) if line not in errors and line not in pool.shown
+    ]
+    picked = digest_lines(salient, long=len(lines) > 4)
     digest = " | ".join(clip(salient[i], 100) for i in picked)
     pool.shown.update(salient[i] for i in picked)
     worked = not is_read and any(head == f or f in command for f in failed_commands)
-    weight = max((_value_weight(salient[i]) for i in picked), default=0)
+    weight = max((value_weight(salient[i]) for i in picked), default=0)
     if digest:
         priority = 640 + 25 * weight - (120 if is_read and len(lines) > 12 else 0)
         text = f"{command} → {digest}"
@@ -477,35 +381,3 @@ def _tool_call(
     else:
         outcome = "worked" if worked else "ok"
         pool.add(TOOLS, 700 if worked else 380, position, f"{command} → {outcome}")
-
-
-# engine.policy.strategies writes a masked tool result as this prefix, its first line and its
-# key lines; read back here so a fold of masked copies still sees what they kept.
-MASKED_PREFIX = "[tool result masked: "
-_MASKED_LINES = re.compile(r"; first line: (.*?)(?:; key lines: (.*))?\]$", re.DOTALL)
-
-
-def masked_lines(content: str) -> list[str] | None:
-    """The lines a masked placeholder kept (its first and key lines); None if not one."""
-    if not content.startswith(MASKED_PREFIX):
-        return None
-    found = _MASKED_LINES.search(content)
-    if found is None:
-        return []
-    first, keys = found.group(1), found.group(2)
-    return [line for line in [first, *(keys.split(" | ") if keys else [])] if line]
-
-
-def key_lines(content: str, *, most: int = 1, limit: int = 80) -> list[str]:
-    """The lines of a tool output a reader would miss most, beyond its first: its error lines,
-    else the lines that carry values and are not instances of a template repeated through it
-    (a log's one WARNING and its closing total among a thousand INFO lines). What a masked
-    result keeps (engine.policy.strategies.placeholder), so a later summary can still say it."""
-    lines = [clean(line) for line in content.splitlines()]
-    lines = [line for line in lines if line][1:]
-    errors = _error_lines(lines, most)
-    if errors:
-        return [clip(line, limit) for line in errors]
-    salient = _salient(lines)
-    picked = _digest_lines(salient, long=len(lines) > 4, limit=2 * limit)[:most]
-    return [clip(salient[i], limit) for i in picked]

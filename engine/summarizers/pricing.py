@@ -1,7 +1,7 @@
 """What an Anthropic compaction call costs (§4: the call is accounted separately, in exact USD).
 
-Prices are Decimal USD per million tokens. Prompt-cache writes cost 1.25x the input price and cache
-reads 0.1x, per Anthropic's published pricing.
+Prices are Decimal USD per million tokens. Prompt-cache writes and reads are priced by the input
+price's factors in engine.policy.payback (Anthropic's published pricing).
 """
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from decimal import Decimal
 
 import msgspec
 
+from engine.policy.payback import CACHE_READ_FACTOR, CACHE_WRITE_FACTOR
+from engine.record import CallUsage as CallUsage  # re-exported: its old home
+
 _PER_TOKEN = Decimal(1_000_000)
-_CACHE_WRITE_FACTOR = Decimal("1.25")
-_CACHE_READ_FACTOR = Decimal("0.1")
 
 
 class ModelPrice(msgspec.Struct, frozen=True):
@@ -40,12 +41,12 @@ def price_from_rates(
         input_per_mtok=input_per_mtok,
         output_per_mtok=output_per_mtok,
         cache_write_per_mtok=(
-            input_per_mtok * _CACHE_WRITE_FACTOR
+            input_per_mtok * CACHE_WRITE_FACTOR
             if cache_write_per_mtok is None
             else cache_write_per_mtok
         ),
         cache_read_per_mtok=(
-            input_per_mtok * _CACHE_READ_FACTOR
+            input_per_mtok * CACHE_READ_FACTOR
             if cache_read_per_mtok is None
             else cache_read_per_mtok
         ),
@@ -81,21 +82,6 @@ def price_for(model: str) -> ModelPrice:
             "price in summarizer.price (input_per_mtok, output_per_mtok; 0 for a local model)"
         )
     return price
-
-
-class CallUsage(msgspec.Struct, frozen=True, kw_only=True):
-    """One call's usage as the provider reported it. `input_tokens` excludes the cached kinds,
-    as the Messages API counts them; the four kinds are priced separately (§12.5)."""
-
-    input_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    output_tokens: int = 0
-
-    @property
-    def prompt_tokens(self) -> int:
-        """Everything the call read, whatever rate it was billed at."""
-        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
 
 
 def usage_cost(price: ModelPrice, usage: CallUsage) -> Decimal:

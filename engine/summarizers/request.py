@@ -29,9 +29,9 @@ from engine.messages import (
     ToolResultContentBlock,
     ToolUseContentBlock,
 )
+from engine.prompt import SYSTEM_PROMPT, length_target, render_user_message
+from engine.record import CallUsage
 from engine.summarizers.base import SummaryRequest
-from engine.summarizers.pricing import CallUsage
-from engine.summarizers.prompt import SYSTEM_PROMPT, length_target, render_user_message
 from engine.tokens import estimate_text_tokens
 
 # A tool output over this many tokens is trimmed before a standalone call (0: never).

@@ -22,7 +22,7 @@ _IMPORT_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 # http(s), and no spaces or control characters (it is shown in the app and the CLI).
 _URL = re.compile(r"^https?://[^\s\x00-\x1f\x7f-\x9f]+$")
 
-# Where a price came from, as the app and CLI say it (issue 18).
+# Where a price came from, as the app and CLI say it.
 PRICE_TABLE = "price table"
 PRICE_STATED = "price you set"
 PRICE_LOCAL = "local, $0"

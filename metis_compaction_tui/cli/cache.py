@@ -14,8 +14,7 @@ from typing import Any, TextIO
 
 import msgspec
 
-from engine import CacheRow, CompactionCache
-from engine.layout import cache_path
+from engine import CacheRow, CompactionCache, cache_path
 from metis_compaction_tui.cli import exit_codes
 from metis_compaction_tui.cli.commands import (
     JSON_SHAPE_VERSION,
@@ -109,7 +108,7 @@ def cmd_cache(
 
 
 def _cache_list(call: CacheCall) -> int:
-    # Every column but the summary texts (finding 13: listing loaded them all).
+    # Every column but the summary texts (a listing never loads them).
     rows = call.cache.list_entries() if call.cache is not None else []
     out = call.out
     if call.as_json:

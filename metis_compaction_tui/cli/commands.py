@@ -16,21 +16,26 @@ from typing import Any, TextIO
 import msgspec
 
 from engine import (
+    ORIGIN_DEFAULT,
+    SCHEMA_VERSION,
     CompactionConfig,
     History,
+    ResolvedConfig,
+    SessionInfo,
+    SessionStore,
     SpanChanged,
     SpanPlan,
+    StoredCompaction,
+    StoreError,
     SummarizerError,
+    SummarizerSettings,
     TurnPlan,
+    UndoRefused,
+    compaction_savings,
     plan_turn,
+    price_origin,
+    resolve_config,
 )
-from engine.endpoint import call_endpoint
-from engine.savings import compaction_savings
-from engine.store import SCHEMA_VERSION, SessionInfo, SessionStore, StoreError, UndoRefused
-from engine.store.rows import StoredCompaction
-from engine.summarizers import price_origin
-from engine.summarizers.settings import SummarizerSettings
-from engine.workspace_config import DEFAULT, ResolvedConfig, resolve_config
 from metis_compaction_tui.cli import exit_codes
 from metis_compaction_tui.cli.errors import CliError
 from metis_compaction_tui.cli.output import emit_json, one_line, warn
@@ -67,17 +72,16 @@ def plan_status(history: History, config: CompactionConfig, spent_usd: Decimal) 
     decision = plan.decision
     pending = decision.pending_history_tokens
     span = plan.span
-    budget = config.compaction_max_cost_per_session_usd
     return {
         "stable_prefix_end": plan.stable_prefix_end,
         "floor": plan.floor,
         "pending_history_tokens": pending,
-        "threshold_tokens": config.compaction_threshold_tokens,
-        "hard_cap_tokens": config.compaction_hard_cap_tokens,
+        "threshold_tokens": decision.threshold_tokens,
+        "hard_cap_tokens": decision.hard_cap_tokens,
         "preserve_recent_turns": config.compaction_preserve_recent_turns,
         "pressure": {
-            "of_threshold_pct": _percent(pending, config.compaction_threshold_tokens),
-            "of_hard_cap_pct": _percent(pending, config.compaction_hard_cap_tokens),
+            "of_threshold_pct": _percent(pending, decision.threshold_tokens),
+            "of_hard_cap_pct": _percent(pending, decision.hard_cap_tokens),
         },
         "decision": {
             "action": decision.action.value,
@@ -94,8 +98,8 @@ def plan_status(history: History, config: CompactionConfig, spent_usd: Decimal) 
         },
         "model": config.compaction_model,
         "spent_usd": str(spent_usd),
-        "budget_usd": str(budget),
-        "budget_exhausted": spent_usd >= budget,
+        "budget_usd": str(decision.budget_usd),
+        "budget_exhausted": decision.budget_exhausted,
     }
 
 
@@ -122,7 +126,7 @@ def session_status(
     )
     compactions = store.compactions(info.session_id)
     # The rows are the truth; the session's denormalised counts are checked against them and a
-    # wrong one reported (the next write repairs it: finding 4).
+    # wrong one reported (the next write repairs it).
     count, total = len(snapshot.messages), sum(snapshot.tokens)
     if (count, total) != (info.message_count, info.total_tokens):
         warn(
@@ -218,7 +222,7 @@ def write_settings_text(settings: ResolvedConfig, out: TextIO) -> None:
     if settings.trust.state == "untrusted":
         out.write(f"  trust    {one_line(settings.trust.note() or 'workspace config untrusted')}\n")
     for key, value, origin in settings.describe():
-        if settings.origins[key].kind != DEFAULT:
+        if settings.origins[key].kind != ORIGIN_DEFAULT:
             out.write(f"  {key} = {one_line(value)}  ({one_line(origin)})\n")
 
 
@@ -299,15 +303,15 @@ def cmd_compact(
         try:
             info = store.session_info(session_id)
             if not dry_run:
-                store.verify(session_id)  # never write to a corrupt store (finding 5)
+                store.verify(session_id)  # never write to a corrupt store
         except StoreError as error:
             raise CliError(str(error)) from None
         settings.apply(info.config)  # a set knob clashing with the session's: named, up front
         # A dry run writes nothing: it peeks at an existing cache and never creates one.
         cache_path = store.cache_path
-        from engine.cache import CompactionCache  # asyncio and the cache: compact's alone
+        from engine import CompactionCache  # asyncio and the cache: compact's alone
 
-        # The session's own LRU bound (finding 6: the default 1000 was used).
+        # The session's own LRU bound (§5.2), not the default.
         max_rows = info.config.compaction_cache_max_rows
         cache = (
             CompactionCache(cache_path, max_rows=max_rows)
@@ -343,9 +347,9 @@ async def compact_or_preview(
             "span": span_json(span),
             "pending_history_tokens": span.pending_history_tokens,
             "model": preview.model,
-            "price_origin": price_origin(preview.model, manager.summarizer_settings),
+            "price_origin": preview.price_origin,
             # Where the session (and the key) would go: said before and after the call.
-            "endpoint": call_endpoint(preview.model, manager.summarizer_settings),
+            "endpoint": preview.endpoint,
             "cache_key": preview.cache_key,
             "cache_hit": preview.cache_hit,
             "estimated_cost_usd": str(preview.estimated_cost_usd),
@@ -360,8 +364,8 @@ async def compact_or_preview(
                 warn(f"compaction call failed ({error.error_class.value}): {error}")
                 return exit_codes.NOTHING_DONE
             except (SpanChanged, ValueError) as error:
-                # ValueError: another writer compacted between preview and prepare (finding 8;
-                # the engine's NothingToCompact is one); nothing was written here.
+                # ValueError: another writer compacted between preview and prepare (the
+                # engine's NothingToCompact is one); nothing was written here.
                 warn(f"{error}; nothing written: run it again")
                 return exit_codes.NOTHING_DONE
             if outcome.status != "compacted" or outcome.record is None:
@@ -417,7 +421,7 @@ def cmd_undo(workspace: Path, session_id: str, as_json: bool, out: TextIO) -> in
     with open_store(workspace) as store:
         try:
             before = store.session_info(session_id).revision
-            store.verify(session_id)  # never write to a corrupt store (finding 5)
+            store.verify(session_id)  # never write to a corrupt store
         except StoreError as error:
             raise CliError(str(error)) from None
         try:
@@ -427,7 +431,7 @@ def cmd_undo(workspace: Path, session_id: str, as_json: bool, out: TextIO) -> in
             return exit_codes.NOTHING_DONE
         except StoreError as error:
             # The undo may have committed and then failed to decode what it returned: the code
-            # must say what happened (finding 5), so look at the revision before saying "nothing".
+            # must say what happened, so look at the revision before saying "nothing".
             if _revision_or_none(store, session_id) not in (None, before):
                 exit_codes.note_commit()
                 warn(f"undone, but reading the result back failed: {error}")

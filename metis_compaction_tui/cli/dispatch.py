@@ -21,9 +21,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from engine.errors import NothingToCompact
-from engine.layout import CONFIG_FILE, METIS_DIR, is_workspace, simulator_log_path
-from engine.row_check import BadRow
+from engine import (
+    CONFIG_FILE,
+    METIS_DIR,
+    BadRow,
+    NothingToCompact,
+    is_workspace,
+    simulator_log_path,
+)
 from metis_compaction_tui.cli import exit_codes
 from metis_compaction_tui.cli.errors import CliError
 from metis_compaction_tui.defaults import DEFAULT_LIMIT, DEMO_PACE, DEMO_TURNS, LOCAL_MODEL
@@ -69,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     _set_flag(knob_flags, "on a store, applies to this run only and is never saved")
     knob_flags.add_argument(
         "--limit",
-        type=_number(int, 1),  # finding 15: -1 was accepted
+        type=_number(int, 1),  # at least 1: a negative limit means nothing
         default=DEFAULT_LIMIT,
         help=f"transcripts only: of a folder, the N most recently written ({DEFAULT_LIMIT})",
     )
@@ -184,7 +189,7 @@ def resolve_workspace(args: argparse.Namespace) -> None:
 
 def _number(kind: type[int] | type[float], low: float, *, above: bool = False):  # type: ignore[no-untyped-def]
     """An argparse type: a finite number >= low (> low with `above`); NaN, inf and negatives are
-    refused with a usage error, never run (issue 17, finding 11)."""
+    refused with a usage error, never run."""
 
     def parse(text: str) -> int | float:
         try:
@@ -277,7 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         warn(f"{PROG}: {nothing}; nothing written")
         return exit_codes.settle(exit_codes.NOTHING_DONE)
     except BadRow as bad:
-        # A value this engine never writes, named by table, column and row (issue 17).
+        # A value this engine never writes, named by table, column and row.
         warn(
             f"{PROG}: {bad}: written by something other than this engine; nothing written. "
             "Restore the file from a backup, or delete that row"
@@ -331,7 +336,7 @@ def _dispatch(args: argparse.Namespace, out: TextIO) -> int:
                 from metis_compaction_tui.cli.transcripts import cmd_transcript_status
 
                 return cmd_transcript_status(args.workspace, args.sets, args.limit, args.json, out)
-            from engine.workspace_config import parse_flags
+            from engine import parse_flags
             from metis_compaction_tui.cli.commands import cmd_status
 
             return cmd_status(args.workspace, args.json, out, parse_flags(args.sets))
@@ -343,7 +348,7 @@ def _dispatch(args: argparse.Namespace, out: TextIO) -> int:
                 return cmd_transcript_compact(
                     Path(args.session), args.dry_run, args.instructions, args.sets, args.json, out
                 )
-            from engine.workspace_config import parse_flags
+            from engine import parse_flags
             from metis_compaction_tui.cli.commands import cmd_compact
 
             return cmd_compact(
@@ -382,7 +387,7 @@ def _dispatch(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_open(workspace: Path) -> int:
-    from engine.store import SessionStore, store_path
+    from engine import SessionStore, store_path
 
     if not workspace.is_dir():
         raise CliError(f"workspace {workspace} does not exist or is not a folder")
@@ -400,7 +405,7 @@ def cmd_open(workspace: Path) -> int:
 
 
 def _simulator(args: argparse.Namespace, workspace: Path, out: TextIO) -> Simulator:
-    from engine.workspace_config import parse_flags, resolve_config
+    from engine import parse_flags, resolve_config
     from metis_compaction_tui.demo.simulator import Simulator
 
     # The simulated metis dev reads the workspace's settings as metis dev would: --model and
@@ -467,7 +472,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     import subprocess
     import tempfile
 
-    from engine.store import SessionStore
+    from engine import SessionStore
 
     workspace = Path(tempfile.mkdtemp(prefix="metis-demo-"))
     out.write(f"demo workspace: {workspace}\n")

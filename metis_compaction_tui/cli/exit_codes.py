@@ -1,4 +1,4 @@
-"""The CLI's one rule for exit codes (issue 17, finding 5): a code says whether anything was
+"""The CLI's one rule for exit codes: a code says whether anything was
 committed, and it is true. README "Exit codes" is this table.
 
     0    done. For compact, undo, cache evict/trim/clear and simulate: committed. Anything that

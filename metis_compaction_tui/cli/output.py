@@ -1,4 +1,4 @@
-"""The CLI's one output layer (issue 17, findings 9 and 14). Every subcommand writes through it.
+"""The CLI's one output layer. Every subcommand writes through it.
 
 - Data read back (titles, ids, summaries, model names, error text) never reaches the terminal as
   a control sequence: the app's rule, `safe_text.neutralise`, is applied to everything written as

@@ -16,16 +16,20 @@ from typing import Any, NamedTuple, TextIO
 import msgspec
 
 from engine import (
+    ORIGIN_DEFAULT,
     CompactionCache,
     CompactionConfig,
     ConfigError,
     History,
     ManagerDeps,
     SessionManager,
+    SummarizerSettings,
+    cache_path,
+    is_workspace,
+    metis_dir,
+    parse_flags,
+    resolve_config,
 )
-from engine.layout import cache_path, is_workspace, metis_dir
-from engine.summarizers.settings import SummarizerSettings
-from engine.workspace_config import DEFAULT, parse_flags, resolve_config
 from metis_compaction_tui.cli.commands import (
     JSON_SHAPE_VERSION,
     CliError,
@@ -86,7 +90,7 @@ def what_if_settings(
     if running is not None:
         settings.require_trust(running)
     config = settings.config
-    if settings.origins["compaction_model"].kind == DEFAULT and not (
+    if settings.origins["compaction_model"].kind == ORIGIN_DEFAULT and not (
         settings.summarizer.names_a_summarizer
     ):
         config = msgspec.structs.replace(config, compaction_model=WHAT_IF_MODEL)

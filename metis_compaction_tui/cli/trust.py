@@ -8,10 +8,10 @@ from typing import TextIO
 
 import msgspec
 
-from engine.workspace_config import resolve_config
-from engine.workspace_trust import (
+from engine import (
     read_record,
     record_path,
+    resolve_config,
     trust_workspace,
     untrust_workspace,
 )

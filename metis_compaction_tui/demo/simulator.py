@@ -29,13 +29,14 @@ from engine import (
     CompactionConfig,
     CompactionOutcome,
     ExtractiveSummarizer,
+    SessionStore,
     Summarizer,
+    SummarizerSettings,
     SummaryRequest,
     SummaryResult,
+    cost_of,
+    price_for,
 )
-from engine.store import SessionStore
-from engine.summarizers.pricing import cost_of, price_for
-from engine.summarizers.settings import SummarizerSettings
 from metis_compaction_tui.defaults import DEMO_PACE, DEMO_TURNS, LOCAL_MODEL
 from metis_compaction_tui.demo.workload import scripted_session
 
@@ -63,7 +64,7 @@ class NotionalPricedSummarizer:
 
     def __init__(self, priced_as: str = NOTIONAL_PRICE_MODEL) -> None:
         # The same overhead an Anthropic call counts for its system prompt and fence.
-        from engine.summarizers.anthropic_summarizer import PROMPT_OVERHEAD_TOKENS
+        from engine import PROMPT_OVERHEAD_TOKENS
 
         self._inner = ExtractiveSummarizer()
         self._price = price_for(priced_as)

@@ -59,7 +59,7 @@ async def play(manager: SessionManager, turns: Iterable[list[Message]]) -> None:
 
 def build_demo_workspace(workspace: Path, *, seed: int = 7) -> Path:
     """A workspace with the demo sessions in a real store; returns the workspace."""
-    from engine.store import SessionStore
+    from engine import SessionStore
 
     workspace.mkdir(parents=True, exist_ok=True)
     with SessionStore.open(workspace, create=True) as store:

@@ -19,7 +19,7 @@ from typing import Literal
 
 import msgspec
 
-from engine.messages import (
+from engine import (
     Message,
     Role,
     TextContentBlock,

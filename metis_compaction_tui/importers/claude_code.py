@@ -28,7 +28,7 @@ from typing import Any
 
 import msgspec
 
-from engine.messages import (
+from engine import (
     ContentBlock,
     Role,
     TextContentBlock,

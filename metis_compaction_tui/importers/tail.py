@@ -17,7 +17,7 @@ from typing import BinaryIO, Protocol
 
 import msgspec
 
-from engine.messages import Message
+from engine import Message
 from metis_compaction_tui.importers import claude_code, codex
 from metis_compaction_tui.importers.bounds import (
     INCOMPLETE,

@@ -23,17 +23,17 @@ from textual.timer import Timer
 from textual.widgets import Button, Footer, Input, LoadingIndicator, Static
 
 from engine import (
+    OFFLINE,
     CompactionOutcome,
     CompactionPreview,
     PreparedCompaction,
     SessionManager,
     SpanChanged,
+    ToolResultContentBlock,
+    is_masked,
+    is_offline,
+    named_price_origin,
 )
-from engine.endpoint import call_endpoint
-from engine.messages import ToolResultContentBlock
-from engine.policy.strategies import is_masked
-from engine.summarizers import price_origin
-from engine.summarizers.settings import PRICE_LOCAL, PRICE_TABLE
 from metis_compaction_tui.actions import bindings_for
 from metis_compaction_tui.error_text import error_line, source_workspace
 from metis_compaction_tui.safe_text import safe_text
@@ -51,7 +51,8 @@ AFTER_COMPACTION = {
 }
 
 
-def preview_facts(preview: CompactionPreview, price_origin: str = "", endpoint: str = "") -> Text:
+def preview_facts(preview: CompactionPreview, price_origin: str | None = None) -> Text:
+    """The preview as facts; `price_origin` defaults to the preview's own."""
     span = preview.span
     text = Text(end="")
 
@@ -71,10 +72,10 @@ def preview_facts(preview: CompactionPreview, price_origin: str = "", endpoint: 
     fact("tokens in", f"{span.span_tokens:,} of {span.pending_history_tokens:,} pending")
     fact(
         "model",
-        preview.model + (" (offline, no cost)" if preview.model.startswith("local:") else ""),
+        preview.model + (f" ({OFFLINE}, no cost)" if is_offline(preview.model) else ""),
     )
-    if endpoint:  # where the session (and the key) would go: engine.endpoint
-        fact("endpoint", endpoint)
+    if preview.endpoint:  # where the session (and the key) would go
+        fact("endpoint", preview.endpoint)
     saves = preview.expected_saved_tokens
     fact(
         "strategy",
@@ -89,11 +90,10 @@ def preview_facts(preview: CompactionPreview, price_origin: str = "", endpoint: 
         fact("cache", "HIT: the summary is already cached, no call, cost $0", "bold")
     else:
         fact("cache", "miss: the model will be called")
-    # A stated price, or a summarizer's own, is named; the table's and the offline $0 go unsaid.
-    named = price_origin and price_origin not in (PRICE_TABLE, PRICE_LOCAL)
+    named = named_price_origin(preview.price_origin if price_origin is None else price_origin)
     fact(
         "estimated cost",
-        f"≤ {money(preview.estimated_cost_usd)}" + (f" ({price_origin})" if named else ""),
+        f"≤ {money(preview.estimated_cost_usd)}" + (f" ({named})" if named else ""),
     )
     fact("budget", f"{money(preview.spent_usd)} of {money(preview.budget_usd)} spent")
     text.append(f"{'cache key':>14}  ", style="bold")
@@ -158,7 +158,6 @@ class CompactNowScreen(ModalScreen[CompactionOutcome | None]):
         self.prepared: PreparedCompaction | None = None
         self.outcome: CompactionOutcome | None = None
         self.price_origin = ""  # where the model's price comes from, once previewed
-        self.endpoint = ""  # where the call would go, once previewed
         self._started = 0.0
         self._ticker: Timer | None = None
 
@@ -239,9 +238,6 @@ class CompactNowScreen(ModalScreen[CompactionOutcome | None]):
         try:
             with self.source.managing(self.session_id) as manager:
                 preview = manager.preview(None)
-                settings = getattr(manager, "summarizer_settings", None)
-                self.price_origin = price_origin(manager.config.compaction_model, settings)
-                self.endpoint = call_endpoint(manager.config.compaction_model, settings)
         except Exception as error:  # e.g. a summarizer that cannot be made (no key, bad model)
             self.app.call_from_thread(self._failed, self._problem(error, "previewing"))
             return
@@ -260,9 +256,8 @@ class CompactNowScreen(ModalScreen[CompactionOutcome | None]):
             )
             self._set_state("nothing")
             return
-        self.query_one("#cn-preview", Static).update(
-            preview_facts(preview, self.price_origin, self.endpoint)
-        )
+        self.price_origin = preview.price_origin
+        self.query_one("#cn-preview", Static).update(preview_facts(preview))
         self._result(Text(""))
         self._set_state("ready")
 

@@ -17,8 +17,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Input, Label, Static
 
-from engine import CompactionConfig, ConfigError
-from engine.config import config_with_text
+from engine import CompactionConfig, ConfigError, config_with_text
 from metis_compaction_tui.actions import bindings_for
 from metis_compaction_tui.error_text import error_line
 

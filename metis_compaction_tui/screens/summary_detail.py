@@ -16,10 +16,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from engine import Message
-from engine.policy.splice import summary_body
-from engine.savings import compaction_savings
-from engine.summarizers.settings import SummarizerSettings
+from engine import Message, SummarizerSettings, compaction_savings, summary_body
 from metis_compaction_tui.actions import bindings_for
 from metis_compaction_tui.error_text import error_line, source_workspace
 from metis_compaction_tui.safe_text import safe_text

@@ -11,22 +11,22 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field
-from decimal import Decimal
+from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from engine import (
     AsyncCompactionCache,
     CompactionConfig,
     Message,
+    PressureZone,
     SessionManager,
     TriggerAction,
+    TriggerDecision,
 )
 from metis_compaction_tui.sources.session_data import (
-    AgentView,
     CompactionInfo,
-    EventRow,
     SessionData,
+    SourceChange,
 )
 
 # compact: compact now (and the cache's evictions); undo; tune: new knobs for a what-if.
@@ -54,31 +54,35 @@ class ActionRefused(Exception):
 
 @dataclass(frozen=True)
 class SessionRow:
-    """One line of the session list: enough for live pressure without loading the history."""
+    """One line of the session list: enough for live pressure without loading the history.
+    What the bar draws (pending, limits, zone, action) is the trigger decision's."""
 
     session_id: str
     title: str
     message_count: int
-    pending_history_tokens: int
-    threshold_tokens: int
-    hard_cap_tokens: int
-    action: TriggerAction
+    decision: TriggerDecision
     updated_at_ms: int = 0
     problem: str | None = None  # a file that cannot be read: why (it is no empty session)
 
+    @property
+    def pending_history_tokens(self) -> int:
+        return self.decision.pending_history_tokens
 
-@dataclass
-class SourceChange:
-    """What changed in one session since the last poll (O(new rows))."""
+    @property
+    def threshold_tokens(self) -> int:
+        return self.decision.threshold_tokens
 
-    session_id: str
-    new_messages: list[tuple[int, Message, int]] = field(default_factory=list)  # seq, msg, tokens
-    compacted: bool = False  # the history was rewritten (compaction, undo): reload it
-    new_events: list[EventRow] = field(default_factory=list)
-    sessions_changed: bool = False  # a session was created
-    spent_usd: Decimal | None = None  # the session's compaction spend, when it may have moved
-    rewrite_from: int | None = None  # new_messages replace the history from this index on
-    agent: AgentView | None = None  # a transcript's facts, when they may have moved
+    @property
+    def hard_cap_tokens(self) -> int:
+        return self.decision.hard_cap_tokens
+
+    @property
+    def action(self) -> TriggerAction:
+        return self.decision.action
+
+    @property
+    def zone(self) -> PressureZone:
+        return self.decision.zone
 
 
 class SessionSource(Protocol):

@@ -23,17 +23,19 @@ from engine import (
     Message,
     SessionManager,
     SessionSnapshot,
+    SpanChanged,
     Summarizer,
+    SummarizerSettings,
+    UndoRefused,
+    cache_backers,
+    cache_path,
+    check_span_unchanged,
     event_type,
+    latest_in_effect,
     plan_turn,
+    price_origin,
+    undo_compaction,
 )
-from engine.cache import cache_backers
-from engine.errors import SpanChanged, UndoRefused
-from engine.layout import cache_path
-from engine.policy.span import check_span_unchanged
-from engine.policy.undo import latest_in_effect, undo_compaction
-from engine.summarizers import price_origin
-from engine.summarizers.settings import SummarizerSettings
 from metis_compaction_tui.sources.base import (
     ALL_ACTIONS,
     ActionRefused,
@@ -281,10 +283,7 @@ class MemorySource:
                         session.session_id,
                         session.title,
                         len(session.history),
-                        plan.decision.pending_history_tokens,
-                        session.config.compaction_threshold_tokens,
-                        session.config.compaction_hard_cap_tokens,
-                        plan.decision.action,
+                        plan.decision,
                     )
                 )
             return rows

@@ -19,11 +19,11 @@ from engine import (
     CompactionRecord,
     History,
     Message,
+    ProjectedCompaction,
+    SummarizerSettings,
     TurnPlan,
     plan_turn,
 )
-from engine.policy.projection import ProjectedCompaction
-from engine.summarizers.settings import SummarizerSettings
 from metis_compaction_tui.timeline import Timeline
 
 
@@ -153,6 +153,20 @@ class AgentView:
     @property
     def summary_ids(self) -> frozenset[str]:
         return frozenset(c.message_id for c in self.compactions)
+
+
+@dataclass
+class SourceChange:
+    """What changed in one session since the last poll (O(new rows))."""
+
+    session_id: str
+    new_messages: list[tuple[int, Message, int]] = field(default_factory=list)  # seq, msg, tokens
+    compacted: bool = False  # the history was rewritten (compaction, undo): reload it
+    new_events: list[EventRow] = field(default_factory=list)
+    sessions_changed: bool = False  # a session was created
+    spent_usd: Decimal | None = None  # the session's compaction spend, when it may have moved
+    rewrite_from: int | None = None  # new_messages replace the history from this index on
+    agent: AgentView | None = None  # a transcript's facts, when they may have moved
 
 
 @dataclass
@@ -301,23 +315,18 @@ class SessionData:
             self.last_seq = max(self.last_seq, last_seq)
         return added
 
-    def grow(
-        self,
-        new_messages: Sequence[tuple[int, Message, int]],
-        new_events: Iterable[EventRow] = (),
-        spent_usd: Decimal | None = None,
-        rewrite_from: int | None = None,
-        agent: AgentView | None = None,
-    ) -> tuple[int, int]:
+    def grow(self, change: SourceChange) -> tuple[int, int]:
         """One poll's change to this session (seq, message, tokens); messages already loaded
         (seq <= last_seq) are skipped. Returns (messages added, events added)."""
+        new_messages, rewrite_from = change.new_messages, change.rewrite_from
+        spent_usd, agent = change.spent_usd, change.agent
         fresh = [(m, t) for seq, m, t in new_messages if seq > self.last_seq]
         if rewrite_from is not None and fresh:
             added = self.rewrite(rewrite_from, fresh)
         else:
             added = self.append(fresh)
         self.last_seq = max([self.last_seq, *(seq for seq, _, _ in new_messages)])
-        events = self.add_events(new_events)
+        events = self.add_events(change.new_events)
         if spent_usd is not None:
             self.set_spent(spent_usd)
         if agent is not None:

@@ -17,11 +17,20 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine import CompactionConfig, ConfigError, History, SessionManager
-from engine.layout import cache_path, config_path, file_identity, store_path
-from engine.summarizers import price_origin
-from engine.workspace_config import ResolvedConfig, resolve_config
-from engine.workspace_trust import record_path
+from engine import (
+    CompactionConfig,
+    ConfigError,
+    History,
+    ResolvedConfig,
+    SessionManager,
+    cache_path,
+    config_path,
+    file_identity,
+    price_origin,
+    record_path,
+    resolve_config,
+    store_path,
+)
 from metis_compaction_tui.sources.base import (
     ActionRefused,
     CompactionLands,
@@ -39,13 +48,11 @@ from metis_compaction_tui.sources.session_data import (
 )
 
 if TYPE_CHECKING:
-    from engine import AsyncCompactionCache
-    from engine.store import PlanHistories, SessionStore
-    from engine.store.tail import CommitWaiter
+    from engine import AsyncCompactionCache, CommitWaiter, PlanHistories, SessionStore
 
 
 def _store_errors() -> tuple[type[BaseException], ...]:
-    from engine.store import StoreError
+    from engine import StoreError
 
     return (StoreError, sqlite3.Error, OSError)
 
@@ -113,7 +120,7 @@ class StoreSource:
     # -- connections -------------------------------------------------------------------------
 
     def _open_store(self) -> SessionStore:
-        from engine.store import SessionStore
+        from engine import SessionStore
 
         try:
             return SessionStore.open(self.workspace)
@@ -139,8 +146,7 @@ class StoreSource:
         return self._feed_store
 
     def open(self) -> None:
-        from engine.store import PlanHistories
-        from engine.store.tail import StoreTailer
+        from engine import PlanHistories, StoreTailer
 
         self.close()
         identity = file_identity(self.db_path)
@@ -192,18 +198,7 @@ class StoreSource:
         config, count = self._applied(info.config), info.message_count
         # A session that only grew since the last listing reads just its new rows.
         plan = self._feed().plan(info.session_id, config, kept=self._plan_histories)
-        decision = plan.decision
-        pending = decision.pending_history_tokens
-        return SessionRow(
-            info.session_id,
-            info.title,
-            count,
-            pending,
-            config.compaction_threshold_tokens,
-            config.compaction_hard_cap_tokens,
-            decision.action,
-            info.updated_at_ms,
-        )
+        return SessionRow(info.session_id, info.title, count, plan.decision, info.updated_at_ms)
 
     def load(self, session_id: str) -> SessionData:
         return self._guarded(lambda: self._load(session_id))
@@ -279,7 +274,7 @@ class StoreSource:
         """A commit's file event is the hint (engine.store.tail's filter); the tailer confirms
         with PRAGMA data_version. No events: the timeout is the poll."""
         if self._waiter is None:
-            from engine.store.tail import CommitWaiter
+            from engine import CommitWaiter
 
             self._waiter = CommitWaiter(self.workspace)
         self._waiter.wait(timeout_s, wake)
@@ -309,7 +304,7 @@ class StoreSource:
                 yield manager
 
     def undo_latest(self, session_id: str) -> CompactionInfo:
-        from engine.store import UndoRefused
+        from engine import UndoRefused
 
         with self._short_store() as store:
             try:

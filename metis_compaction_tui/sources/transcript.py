@@ -19,6 +19,7 @@ import re
 import threading
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
+from decimal import Decimal
 from pathlib import Path
 
 import msgspec
@@ -27,13 +28,14 @@ from engine import (
     AsyncCompactionCache,
     CompactionConfig,
     Message,
+    ProjectedCompaction,
+    Projection,
     SessionManager,
     Summarizer,
-    TriggerAction,
+    SummarizerSettings,
+    decide_trigger,
     estimate_message_tokens,
 )
-from engine.policy.projection import ProjectedCompaction, Projection
-from engine.summarizers.settings import SummarizerSettings
 from metis_compaction_tui.defaults import DEFAULT_LIMIT
 from metis_compaction_tui.importers import (
     AgentCompaction,
@@ -433,15 +435,11 @@ class TranscriptSource:
                 # Not read yet (read when picked), or unreadable: then never an empty session
                 # but what is wrong with it.
                 if row is None or recording.problem is not None:
-                    config = recording.config
                     row = SessionRow(
                         session_id,
                         f"{recording.title} (not read)",
                         0,
-                        0,
-                        config.compaction_threshold_tokens,
-                        config.compaction_hard_cap_tokens,
-                        TriggerAction.SKIP,
+                        decide_trigger(0, recording.config, Decimal(0)),
                         int(_mtime(recording.path) * 1000),
                         problem=recording.problem,
                     )

@@ -22,11 +22,15 @@ from decimal import Decimal
 
 import msgspec
 
-from engine.config import CompactionConfig
-from engine.messages import Message, Role
-from engine.policy.plan import plan_turn
-from engine.policy.projection import Projection, ProjectionState
-from engine.tokens import estimate_message_tokens
+from engine import (
+    CompactionConfig,
+    Message,
+    Projection,
+    ProjectionState,
+    Role,
+    estimate_message_tokens,
+    plan_turn,
+)
 from metis_compaction_tui.importers import TranscriptError, TranscriptTail
 from metis_compaction_tui.importers.model import RecordedUsage
 from metis_compaction_tui.importers.tail import gc_paused
@@ -167,7 +171,7 @@ def _line_start_before(path: str, end: int, last_line: int, line: int) -> int:
 
 
 def _price_usd(model: str, pre: int, post: int) -> Decimal | None:
-    from engine.summarizers.pricing import cost_of, price_for
+    from engine import cost_of, price_for
 
     try:
         price = price_for(model)
@@ -330,7 +334,7 @@ def _read(
             base + c.message_index,
             c.trigger,
             c.pre_tokens,
-            getattr(c, "post_tokens", None)  # issue 16's importers record it when the log has it
+            getattr(c, "post_tokens", None)  # the importers record it when the log has it
             or context_after(base + c.message_index),
         )
         for c in update.agent_compactions

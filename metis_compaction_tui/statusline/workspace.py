@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.events import CompactionCompleted
-from engine.store import SessionStore
+from engine import CompactionCompleted, SessionStore
 from metis_compaction_tui.statusline.render import FIELD_NAMES, clean
 from metis_compaction_tui.statusline.state import trigger_word
 
@@ -72,8 +71,7 @@ def workspace_fields(workspace: str, session_id: str | None) -> dict[str, object
 def _untrusted(workspace: Path) -> bool:
     """Whether the workspace file sets what needs trust and is not trusted; a file that cannot
     be read is `status`'s to explain, not the line's."""
-    from engine.errors import ConfigError, StoreError
-    from engine.workspace_config import resolve_config
+    from engine import ConfigError, StoreError, resolve_config
 
     try:
         return resolve_config(workspace).trust.state == "untrusted"

@@ -113,11 +113,7 @@ class Dashboard(Vertical):
 
     def _overview(self, data: SessionData, zones: Sequence[ZoneRange]) -> None:
         plan, config = data.plan, data.config
-        self.query_one(PressureGauge).set_pressure(
-            plan.decision.pending_history_tokens,
-            config.compaction_threshold_tokens,
-            config.compaction_hard_cap_tokens,
-        )
+        self.query_one(PressureGauge).set_pressure(plan.decision)
         self.query_one(TokenSparkline).set_points(data.timeline)
         self.query_one(WatermarkStrip).set_watermark(
             zones, plan.span, plan.message_count, plan.floor

@@ -16,8 +16,13 @@ from rich.text import Text
 from textual.binding import BindingType
 from textual.message import Message as TextualMessage
 
-from engine import Message, TextContentBlock, ToolResultContentBlock, ToolUseContentBlock
-from engine.policy.splice import summary_body
+from engine import (
+    Message,
+    TextContentBlock,
+    ToolResultContentBlock,
+    ToolUseContentBlock,
+    summary_body,
+)
 from metis_compaction_tui.actions import bindings_for
 from metis_compaction_tui.safe_text import safe_text
 from metis_compaction_tui.sources.session_data import Zone, ZoneRange, short_tokens

@@ -2,7 +2,8 @@
 
 The bar has three zones (below threshold | soft | forced) drawn dim, filled solid up to the
 pending count, with a tick at the threshold and at the hard cap; the line under it gives the
-numbers and which zone the session is in.
+numbers and which zone the session is in. Limits and zone are the trigger decision's
+(engine.TriggerDecision): the gauge draws them, it does not decide them.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from engine import PressureZone, TriggerDecision, pressure_zone
 from metis_compaction_tui.sources.session_data import short_tokens
 from metis_compaction_tui.widgets.fit import append_cells, first_fitting, lines
 
@@ -42,19 +44,15 @@ class PressureGauge(Widget):
     threshold: reactive[int] = reactive(30_000)
     hard_cap: reactive[int] = reactive(80_000)
 
-    def set_pressure(self, pending: int, threshold: int, hard_cap: int) -> None:
+    def set_pressure(self, decision: TriggerDecision) -> None:
         with self.prevent():
-            self.threshold, self.hard_cap = threshold, hard_cap
-        self.pending = pending
+            self.threshold, self.hard_cap = decision.threshold_tokens, decision.hard_cap_tokens
+        self.pending = decision.pending_history_tokens
         self.refresh()
 
     @property
-    def zone(self) -> str:
-        if self.pending >= self.hard_cap:
-            return "forced"
-        if self.pending >= self.threshold:
-            return "soft"
-        return "below"
+    def zone(self) -> PressureZone:
+        return pressure_zone(self.pending, self.threshold, self.hard_cap)
 
     def _scale(self) -> int:
         # Room past the hard cap so "over the cap" is visible, and never shorter than pending.
@@ -78,7 +76,7 @@ class PressureGauge(Widget):
 
         def cells() -> Iterator[tuple[str, Style]]:
             for cell in range(bar_width):
-                zone = "below" if cell < thr_cell else "soft" if cell < cap_cell else "forced"
+                zone = pressure_zone(cell, thr_cell, cap_cell).value  # the same rule, in cells
                 if cell in (thr_cell, cap_cell):
                     yield ("┃" if cell < filled else "│"), style("gauge--tick")
                 elif cell < filled:
@@ -116,11 +114,11 @@ class PressureGauge(Widget):
 
     def _zone_words(self, detail: int) -> str:
         over_cap, over = self.pending - self.hard_cap, self.pending - self.threshold
-        if self.zone == "forced":
+        if self.zone is PressureZone.FORCED:
             return ("FORCED", f"FORCED +{over_cap:,}", f"FORCED (+{over_cap:,} over the cap)")[
                 detail
             ]
-        if self.zone == "soft":
+        if self.zone is PressureZone.SOFT:
             return ("SOFT", f"SOFT +{over:,}", f"SOFT (+{over:,} over)")[detail]
         to_go = self.threshold - self.pending
         return ("below", f"below, {to_go:,} to go", f"below ({to_go:,} to go)")[detail]

@@ -51,12 +51,7 @@ def session_prompt(
         return text
     scale = max(row.hard_cap_tokens, row.pending_history_tokens, 1)
     filled = min(BAR_CELLS, round(row.pending_history_tokens / scale * BAR_CELLS))
-    if row.pending_history_tokens >= row.hard_cap_tokens:
-        colour = palette["forced"]
-    elif row.pending_history_tokens >= row.threshold_tokens:
-        colour = palette["soft"]
-    else:
-        colour = palette["below"]
+    colour = palette[row.zone.value]
     text.append("█" * filled, colour)
     text.append("░" * (BAR_CELLS - filled), palette["dim"])
     label = {TriggerAction.SKIP: "", TriggerAction.SOFT: " soft", TriggerAction.FORCED: " FORCED"}

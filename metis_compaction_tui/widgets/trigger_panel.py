@@ -9,16 +9,23 @@ line also names the compaction strategy and, when it fits, what the last compact
 from __future__ import annotations
 
 import re
-from decimal import Decimal
 from functools import partial
 from typing import ClassVar
 
 from rich.text import Text
 from textual.widget import Widget
 
-from engine import CompactionRecord, TriggerAction, TriggerReason, TurnPlan
-from engine.savings import compaction_savings
-from engine.summarizers.settings import PRICE_LOCAL, PRICE_TABLE, SummarizerSettings
+from engine import (
+    OFFLINE,
+    CompactionRecord,
+    SummarizerSettings,
+    TriggerAction,
+    TriggerReason,
+    TurnPlan,
+    compaction_savings,
+    is_offline,
+    named_price_origin,
+)
 from metis_compaction_tui.sources.session_data import money, short_tokens
 from metis_compaction_tui.widgets.fit import first_fitting, lines
 
@@ -158,7 +165,7 @@ class TriggerPanel(Widget):
         bar_cells = max(6, min(20, width // 6))
         ratio = float(spent / budget) if budget > 0 else (1.0 if spent > 0 else 0.0)
         filled = min(bar_cells, round(ratio * bar_cells))
-        over = spent >= budget and budget >= Decimal(0) and spent > 0
+        over = self.plan.decision.budget_exhausted
         text = Text(no_wrap=True, end="")
         text.append(SPEND_LABEL, style("trigger--label"))
         text.append("█" * filled, style("trigger--spend-over" if over else "trigger--spend"))
@@ -169,12 +176,11 @@ class TriggerPanel(Widget):
         if with_model:
             text.append(" · model ", style("trigger--explain"))
             model_note = self.model
-            if self.model.startswith("local:"):
-                model_note += " (offline)"
-            # The table's price and the offline $0 go unsaid; a price the user stated, or a
-            # summarizer's own, is named (issue 18: where each price came from).
-            if self.price_origin and self.price_origin not in (PRICE_TABLE, PRICE_LOCAL):
-                model_note += f" ({self.price_origin})"
+            if is_offline(self.model):
+                model_note += f" ({OFFLINE})"
+            named = named_price_origin(self.price_origin)
+            if named:
+                model_note += f" ({named})"
             text.append(model_note, style("trigger--model"))
         for note in notes or ():
             text.append(f" · {note}", style("trigger--explain"))

@@ -199,12 +199,16 @@ async def test_a_store_that_disappears_shows_a_banner_and_recovers(workspace: Pa
 
 
 def test_a_session_row_never_wraps_its_pressure_line() -> None:
-    from engine import TriggerAction
+    from decimal import Decimal
+
+    from engine import CompactionConfig, TriggerAction, decide_trigger
     from metis_compaction_tui.sources.base import SessionRow
     from metis_compaction_tui.widgets.session_list import session_prompt
 
+    config = CompactionConfig(compaction_threshold_tokens=3_000, compaction_hard_cap_tokens=9_000)
     for pending, action in [(7_781, TriggerAction.SOFT), (120_000, TriggerAction.FORCED)]:
-        row = SessionRow("s", "a title", 1, pending, 3_000, 9_000, action)
+        row = SessionRow("s", "a title", 1, decide_trigger(pending, config, Decimal(0)))
+        assert row.action is action
         second = session_prompt(row, True, 22).plain.split("\n")[1]
         assert len(second) <= 22
         assert second.endswith(action.value if action is TriggerAction.SOFT else "FORCED")

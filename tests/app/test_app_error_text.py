@@ -1,4 +1,4 @@
-"""Issue 17, finding 15: the app showed raw exception reprs. Every error that reaches the screen is
+"""Every error that reaches the screen is
 one clean line: a typed error's own message, or for a bug a plain sentence naming the log that
 holds its traceback; never markup, never a control sequence, never an API key. Real store files,
 real Textual pilot; the failures are raised where the app meets them (the summarizer, a source

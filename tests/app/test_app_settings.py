@@ -1,4 +1,4 @@
-"""Issue 18 in the app: a custom summarizer named by .metis/config.yaml compacts through the
+"""In the app: a custom summarizer named by .metis/config.yaml compacts through the
 compact-now screen, and the settings screen says where each value came from."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 from engine.config import CompactionConfig
 from engine.layout import config_path
 from engine.store import SessionStore
-from engine.workspace_trust import trust_workspace
+from engine.workspace_config import trust_workspace
 from metis_compaction_tui.screens.compact_now import CompactNowScreen, preview_facts
 from metis_compaction_tui.screens.settings import SettingsScreen, settings_text
 from metis_compaction_tui.widgets.status_bar import StatusBar

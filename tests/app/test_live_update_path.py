@@ -1,4 +1,4 @@
-"""The path a live append takes to the screen (issue 20, commit-to-screen): the message list
+"""The path a live append takes to the screen: the message list
 scrolls a new row in at once, draws again only the rows an append changed, and forgets rows a
 recording rewrote; the bars are drawn one span per run of cells; the feed reads a waiting commit
 before it refreshes the session list; the panels above the list are drawn at most every so often

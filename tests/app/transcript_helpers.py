@@ -26,13 +26,7 @@ def transcript_source(
 
 def grow_by(data: SessionData, change: SourceChange) -> tuple[int, int]:
     """What the app's on_session_grew does with one change: (messages added, events added)."""
-    return data.grow(
-        change.new_messages,
-        change.new_events,
-        change.spent_usd,
-        change.rewrite_from,
-        change.agent,
-    )
+    return data.grow(change)
 
 
 def consume(source: TranscriptSource, data: SessionData) -> SessionData:

@@ -1,4 +1,4 @@
-"""Issue 18 through the CLI: a custom summarizer named by an import path in .metis/config.yaml,
+"""Through the CLI: a custom summarizer named by an import path in .metis/config.yaml,
 an Anthropic-compatible endpoint with an unlisted model at stated prices (the real SDK against a
 local server), the price's origin, and config errors naming file, line and key."""
 
@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from engine import trust_workspace
 from engine.config import CompactionConfig
 from engine.layout import config_path, metis_dir
 from engine.store import SessionStore
 from engine.summarizers.pricing import CallUsage, price_from_rates, usage_cost
-from engine.workspace_trust import trust_workspace
 from metis_compaction_tui.cli import dispatch as cli
 from tests.history_builders import tool_session
 from tests.messages_api_server import MessagesAPIServer, ok

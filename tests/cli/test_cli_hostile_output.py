@@ -1,6 +1,6 @@
-"""Issue 17, CLI side: data read back never reaches the terminal as a control sequence (finding
-14), a closed pipe or a full disk is not a traceback (finding 9), and exit codes say whether
-anything was committed (finding 5). All failed before the output layer (cli/output.py)."""
+"""CLI side: data read back never reaches the terminal as a control sequence, a closed pipe or a
+full disk is not a traceback, and exit codes say whether anything was committed (all through
+the output layer, cli/output.py)."""
 
 from __future__ import annotations
 

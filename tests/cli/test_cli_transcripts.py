@@ -10,9 +10,9 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from engine import trust_workspace
 from engine.config import CompactionConfig
 from engine.layout import config_path
-from engine.workspace_trust import trust_workspace
 from metis_compaction_tui.cli import dispatch as cli
 from tests.cli.test_cli import SessionFigures, Strict, run
 from tests.importers.test_importers import CLAUDE, CODEX_ROLLOUT, OURS
@@ -308,7 +308,7 @@ def test_bad_transcript_input_is_one_line_naming_what_is_wrong(
 def test_store_commands_take_set_as_a_flag_never_saved(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Issue 18: on a store, --set is the highest-precedence config layer for this run only."""
+    """On a store, --set is the highest-precedence config layer for this run only."""
     from engine.store import SessionStore
 
     with SessionStore.open(tmp_path, create=True) as store:

@@ -1,4 +1,4 @@
-"""The CLI's typed catch (issue 17): BadRow, NothingToCompact and StoreError raised anywhere under
+"""The CLI's typed catch: BadRow, NothingToCompact and StoreError raised anywhere under
 a command end in one clear line (table/column/row and what to do) and the code the README's
 table gives, never a traceback. Raised from the store's first read, as a hostile row would."""
 

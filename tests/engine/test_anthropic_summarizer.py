@@ -17,10 +17,10 @@ import pytest
 
 from engine.manager import SessionManager
 from engine.messages import Message, Role, TextContentBlock
+from engine.prompt import SYSTEM_PROMPT
 from engine.summarizers.anthropic_summarizer import PROMPT_OVERHEAD_TOKENS, AnthropicSummarizer
 from engine.summarizers.base import ErrorClass, Summarizer, SummarizerError, SummaryRequest
 from engine.summarizers.pricing import cost_of, price_for
-from engine.summarizers.prompt import SYSTEM_PROMPT
 from tests.messages_api_server import (
     Behaviour,
     EmptyText,

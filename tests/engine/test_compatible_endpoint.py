@@ -1,4 +1,4 @@
-"""Issue 18: a model the price table does not list, behind an Anthropic-compatible endpoint (a
+"""A model the price table does not list, behind an Anthropic-compatible endpoint (a
 local server here, through the real `anthropic` SDK), runs at the price the user states; the
 spend recorded is the server's usage at those rates, and the §3.1 budget holds against it."""
 

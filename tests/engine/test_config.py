@@ -11,11 +11,11 @@ from engine.config import CompactionConfig, parse_budget
 from engine.errors import ConfigError
 from engine.events import EventBus
 from engine.manager import ManagerDeps, SessionManager
-from engine.summarizers.prompt import COMPACTION_SUMMARY_PROMPT_VERSION
+from engine.prompt import COMPACTION_SUMMARY_PROMPT_VERSION
 from tests.history_builders import RecordingSummarizer
 
 # §11, verbatim but for the prompt version: §11 says "bump to force cache miss on a prompt
-# change", so its default moves with the prompt (1.0.0 when the spec was written; issue 18: 1.1.0).
+# change", so its default moves with the prompt (1.0.0 when the spec was written; now 1.1.0).
 SPEC_DEFAULTS: dict[str, Any] = {
     "compaction_threshold_tokens": 30_000,
     "compaction_hard_cap_tokens": 80_000,

@@ -1,4 +1,4 @@
-"""Issue 18: any object meeting the Summarizer protocol serves any model name, injected into
+"""Any object meeting the Summarizer protocol serves any model name, injected into
 SessionManager or named by an import path; a named model is never swapped for another."""
 
 from __future__ import annotations

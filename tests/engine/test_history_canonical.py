@@ -1,4 +1,4 @@
-"""History keeps the §5.1 canonical bytes of its messages in one buffer (issue 20: the cache key
+"""History keeps the §5.1 canonical bytes of its messages in one buffer (the cache key
 is a sha256 over a slice of it). Whatever appends and replacements happen, in eager and lazy mode,
 a key computed through the buffer must equal the key computed from the messages alone."""
 

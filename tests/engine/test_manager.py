@@ -31,10 +31,10 @@ from engine.outcomes import CompactionOutcome, SpanChanged
 from engine.policy.span import pending_history_tokens
 from engine.policy.splice import ASSISTANT_FILLER_TEXT
 from engine.policy.trigger import TriggerAction, TriggerReason
+from engine.prompt import COMPACTION_SUMMARY_PROMPT_VERSION, SYSTEM_PROMPT
 from engine.summarizers.anthropic_summarizer import AnthropicSummarizer
 from engine.summarizers.base import ErrorClass
 from engine.summarizers.pricing import cost_of, price_for
-from engine.summarizers.prompt import COMPACTION_SUMMARY_PROMPT_VERSION, SYSTEM_PROMPT
 from tests.history_builders import (
     LOCAL,
     FailingSummarizer,

@@ -1,4 +1,4 @@
-"""Issue 18: the compaction prompt carries the checklist, and its version is part of the §5.1
+"""The compaction prompt carries the checklist, and its version is part of the §5.1
 cache key, so a summary cached under the previous prompt is not reused after the bump."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from engine.cache import CacheRow
 from engine.cache_key import compute_cache_key
 from engine.manager import SessionManager
-from engine.summarizers.prompt import COMPACTION_SUMMARY_PROMPT_VERSION, SYSTEM_PROMPT
+from engine.prompt import COMPACTION_SUMMARY_PROMPT_VERSION, SYSTEM_PROMPT
 from tests.history_builders import LOCAL, tool_session
 
 KNOBS = {

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import pytest
 
 from engine.history import History
+from engine.ids import next_monotonic_id
 from engine.messages import HistoryError, Message, Role, TextContentBlock, validate_history
 from engine.policy.splice import (
     ASSISTANT_FILLER_TEXT,
@@ -26,6 +27,7 @@ KEY = "0123456789abcdef" * 4
 
 def block(watermark_before: int = 0, watermark_after: int = 0) -> Message:
     return summary_message(
+        message_id=next_monotonic_id("s"),
         model="anthropic:claude-haiku-4-5",
         watermark_before=watermark_before,
         watermark_after=watermark_after,
@@ -100,14 +102,14 @@ def test_summary_message_is_one_synthetic_user_text_block_with_span_and_key() ->
     assert message.metadata.compaction_cache_key == KEY
 
 
-def test_summary_message_ids_are_unique_and_sortable_in_creation_order() -> None:
-    made = [block().id for _ in range(50)]
+def test_session_ids_are_unique_and_sortable_in_creation_order() -> None:
+    made = [next_monotonic_id("s") for _ in range(50)]
     assert len(set(made)) == 50
     assert made == sorted(made)
 
 
 def test_truncation_notice_is_a_synthetic_user_message_counting_the_dropped() -> None:
-    notice = truncation_notice(7)
+    notice = truncation_notice(7, "t1")
     assert notice.role is Role.USER
     assert notice.synthetic
     assert notice.text() == TRUNCATION_NOTICE.format(count=7)
@@ -138,7 +140,7 @@ def test_fillers_are_inserted_exactly_where_alternation_needs_them(
     start: int, end: int, replacement_roles: str, spliced_roles: str
 ) -> None:
     history = history_of("UAUAUA")
-    spliced, replacement = splice(history, start, end, block(start, end))
+    spliced, replacement = splice(history, start, end, block(start, end), new_id=next_monotonic_id)
     assert roles(replacement) == replacement_roles
     assert roles(spliced.messages) == spliced_roles
     fillers = [m for m in replacement if m.role is Role.ASSISTANT]
@@ -149,7 +151,7 @@ def test_fillers_are_inserted_exactly_where_alternation_needs_them(
 
 def test_the_spliced_history_keeps_the_messages_outside_the_span_in_order() -> None:
     history = history_of("UAUAUAUA")
-    spliced, replacement = splice(history, 2, 6, block())
+    spliced, replacement = splice(history, 2, 6, block(), new_id=next_monotonic_id)
     assert ids(spliced.messages[:2]) == ["m0", "m1"]
     assert ids(spliced.messages[-2:]) == ["m6", "m7"]
     assert spliced.messages[2 : 2 + len(replacement)] == replacement
@@ -157,7 +159,7 @@ def test_the_spliced_history_keeps_the_messages_outside_the_span_in_order() -> N
 
 def test_the_spliced_token_ledger_matches_recounting() -> None:
     history = history_of("UAUAUAUA")
-    spliced, _ = splice(history, 1, 6, block())
+    spliced, _ = splice(history, 1, 6, block(), new_id=next_monotonic_id)
     recount = [history.counter(m) for m in spliced.messages]
     assert spliced.tokens == recount
     assert spliced.total_tokens == sum(recount)
@@ -166,14 +168,16 @@ def test_the_spliced_token_ledger_matches_recounting() -> None:
 
 def test_the_floor_moves_just_past_the_summary_and_its_fillers() -> None:
     history = history_of("UAUAUAUA")
-    spliced, replacement = splice(history, 1, 4, block())
+    spliced, replacement = splice(history, 1, 4, block(), new_id=next_monotonic_id)
     assert spliced.floor == 1 + len(replacement)
     assert all(m.synthetic for m in spliced.messages[1 : spliced.floor])
 
 
 def test_given_token_counts_are_used_for_the_replacement() -> None:
     history = history_of("UAUA")
-    spliced, replacement = splice(history, 0, 3, block(), counter_tokens=[7])
+    spliced, replacement = splice(
+        history, 0, 3, block(), counter_tokens=[7], new_id=next_monotonic_id
+    )
     assert len(replacement) == 1
     assert spliced.tokens[0] == 7
 
@@ -205,7 +209,7 @@ def test_splicing_across_a_tool_cycle_raises_and_leaves_the_history_unchanged(
     history = tool_history()
     before = (list(history.messages), list(history.tokens), history.floor, history.total_tokens)
     with pytest.raises(HistoryError) as raised:
-        splice(history, start, end, block())
+        splice(history, start, end, block(), new_id=next_monotonic_id)
     assert raised.value.rule in {"unanswered_tool_use", "orphan_tool_result"}
     assert (list(history.messages), list(history.tokens), history.floor, history.total_tokens) == (
         before
@@ -215,7 +219,7 @@ def test_splicing_across_a_tool_cycle_raises_and_leaves_the_history_unchanged(
 
 def test_splicing_a_whole_tool_cycle_is_fine() -> None:
     history = tool_history()
-    spliced, _ = splice(history, 0, 3, block())
+    spliced, _ = splice(history, 0, 3, block(), new_id=next_monotonic_id)
     validate_history(spliced.messages)
     assert "t1" not in {i for m in spliced.messages for i in m.tool_use_ids()}
 

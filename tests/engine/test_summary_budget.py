@@ -20,10 +20,10 @@ from engine.policy.summary_budget import (
     payback_turns_for,
     summary_budget,
 )
+from engine.prompt import length_target
 from engine.summarizers.anthropic_summarizer import AnthropicSummarizer
 from engine.summarizers.base import SummaryRequest, SummaryResult
 from engine.summarizers.pricing import price_from_rates
-from engine.summarizers.prompt import length_target
 from engine.summarizers.request import SessionPrefix, primary_request
 from tests.messages_api_server import MessagesAPIServer, ok, realistic
 

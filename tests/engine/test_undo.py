@@ -36,7 +36,12 @@ def test_the_latest_not_undone_goes_first() -> None:
 def test_undo_puts_the_originals_back_in_place_of_the_summary() -> None:
     originals = [(user("u0", "x"), 10), (assistant("a1", "y"), 10)]
     summary = summary_message(
-        model="m", watermark_before=0, watermark_after=2, summary="s", cache_key="k"
+        message_id="s1",
+        model="m",
+        watermark_before=0,
+        watermark_after=2,
+        summary="s",
+        cache_key="k",
     )
     history = History([summary, user("u2")], tokens=[5, 3])
     undo_compaction(history, record(0, 2, summary.id), originals)

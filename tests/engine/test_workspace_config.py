@@ -17,8 +17,9 @@ from engine.workspace_config import (
     env_name,
     parse_flags,
     resolve_config,
+    trust_workspace,
 )
-from engine.workspace_trust import WorkspaceUntrusted, trust_workspace
+from engine.workspace_trust import WorkspaceUntrusted
 
 FULL = """\
 # every §11 knob, and how to reach and price the summarizer

@@ -10,7 +10,7 @@ import pytest
 
 from engine.layout import config_path, metis_dir
 from engine.safe_files import FileRefused, read_regular, sqlite_files_problem
-from engine.workspace_config import ConfigFileError, resolve_config
+from engine.workspace_config import ConfigFileError, resolve_config, trust_workspace
 from engine.workspace_trust import (
     NO_FILE,
     NOT_NEEDED,
@@ -19,7 +19,6 @@ from engine.workspace_trust import (
     TrustError,
     is_gated,
     record_path,
-    trust_workspace,
     untrust_workspace,
 )
 

@@ -1,4 +1,4 @@
-"""Finding 12 (issue 17): SIGTERM or SIGHUP to the app left the terminal in the alternate screen
+"""SIGTERM or SIGHUP to the app left the terminal in the alternate screen
 with mouse tracking on (the default action killed the process before Textual could restore it).
 The app runs here under a real pty; after the signal, what it writes must leave the alternate
 screen and turn mouse tracking off, and it must exit by itself."""

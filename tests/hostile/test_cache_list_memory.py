@@ -1,4 +1,4 @@
-"""Finding 13, `cache list` (issue 17): listing loaded every summary text only to show its
+"""`cache list`: listing loaded every summary text only to show its
 length. Measured with tracemalloc (Python allocations, not time): listing 60 rows of 200 KB
 summaries (12 MB of text) must stay far below the texts' size."""
 

@@ -1,4 +1,4 @@
-"""Finding 6 (issue 17): CLI `compact` ignored the session's compaction_cache_max_rows (it opened
+"""CLI `compact` ignored the session's compaction_cache_max_rows (it opened
 the cache with the default 1000), so a session capped at 2 rows grew its cache past the cap."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Finding 8 (issue 17): CLI `compact` racing a writer process and a "compact now" loop in two
+"""CLI `compact` racing a writer process and a "compact now" loop in two
 other real processes. Before the ValueError catch it ended in a traceback in 19 of 91 runs (a
 rival compacted between the preview and the prepare). Each run must end in 0 (compacted) or 1
 (nothing done, with the reason), never a traceback, and the store must stay consistent.

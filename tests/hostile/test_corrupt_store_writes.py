@@ -1,4 +1,4 @@
-"""Finding 5, engine side (issue 17): undo and compact refuse to write to a corrupt store, and the
+"""Engine side: undo and compact refuse to write to a corrupt store, and the
 exit code says nothing was written. Before: `undo` committed over a compaction whose record could
 not be read (then reported it), and `compact` wrote into a file that fails its integrity check
 (a damaged page of another session's rows, which the compaction itself never reads).

@@ -1,4 +1,4 @@
-"""Finding 4 (issue 17): a wrong denormalised column (sessions.message_count, total_tokens) was
+"""A wrong denormalised column (sessions.message_count, total_tokens) was
 taken as it was: the next append went past a gap, every total stayed wrong. Now each write
 checks it against the rows and repairs it, and `status` reports it and shows the rows' counts.
 """

@@ -1,4 +1,4 @@
-"""Finding 7 (issue 17): `.metis/compaction-cache.sqlite` in a folder is another program's SQLite
+"""`.metis/compaction-cache.sqlite` in a folder is another program's SQLite
 database. Before: opening it as the cache switched it to WAL and created the cache table in it,
 even for `cache list` and `compact --dry-run`. Now its ownership and schema are checked before
 the first write, and the file is never touched: bytes and mtime unchanged, no -wal/-shm created.

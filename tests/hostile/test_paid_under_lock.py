@@ -1,4 +1,4 @@
-"""Finding 3 (issue 17): the store stays write-locked (another connection holds BEGIN IMMEDIATE)
+"""The store stays write-locked (another connection holds BEGIN IMMEDIATE)
 past the busy timeout while a paid compaction finishes. Before: the summary was thrown away and
 its cost never recorded, so the budget undercounted and the retry paid again. Now the summary is
 in the cache before the spend is written, a spend the store cannot take yet goes to a journal

@@ -1,4 +1,4 @@
-"""Issue 17, data side: rows read back from the store and the cache are untrusted. Each test is an
+"""Data side: rows read back from the store and the cache are untrusted. Each test is an
 attack by hand-editing a real SQLite file (as `sqlite3` would) between two engine calls."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def grown_store(path: Path, turns: int = 20) -> SessionStore:
     return store
 
 
-# Finding 1: a cache row whose key matches the next span, with a wrong-typed or oversized column.
+# A cache row whose key matches the next span, with a wrong-typed or oversized column.
 BAD_CACHE_ROWS = {
     "float_tokens_out": ("span_token_count_out", 12.5),
     "text_tokens_in": ("span_token_count_in", "many"),
@@ -90,7 +90,7 @@ def test_a_blob_cache_key_does_not_break_listing(tmp_path: Path) -> None:
     cache.close()
 
 
-# Findings 10 (data part) and 15: hand-edited session columns.
+# Hand-edited session columns.
 BAD_SESSION_COLUMNS = {
     "spent_text": ("spent_usd", "abc"),
     "spent_nan": ("spent_usd", "NaN"),

@@ -1,4 +1,4 @@
-"""The row decoder, as a property (issue 17): any SQLite value (integer, float incl. NaN and
+"""The row decoder, as a property: any SQLite value (integer, float incl. NaN and
 infinities, text incl. NUL and huge, blob, NULL, the 64-bit extremes) in any column of any table
 the engine reads gives a typed value or a clear located error (BadRow, or the store's StoreError
 that names table, column and row), never another exception.

@@ -1,4 +1,4 @@
-"""Finding 11 (issue 17): `simulate` when `.metis` is a file crashed with a traceback; negative or
+"""`simulate` when `.metis` is a file crashed with a traceback; negative or
 NaN arguments were accepted and ran (0 turns, a NaN deadline). Now: one line, exit 2."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def test_simulate_refuses_negative_and_nan_arguments(tmp_path: Path, capsys, fla
 
 @pytest.mark.parametrize("limit", ["-1", "0", "nan"])
 def test_status_limit_must_be_positive(tmp_path: Path, capsys, limit: str) -> None:
-    """Finding 15: `status --limit -1` was accepted."""
+    """`status --limit -1` is refused."""
     with pytest.raises(SystemExit) as exited:
         main(["status", "--limit", limit, str(tmp_path)])
     assert exited.value.code == 2 and "--limit" in capsys.readouterr().err

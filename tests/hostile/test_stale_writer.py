@@ -1,4 +1,4 @@
-"""Finding 2 (issue 17): a long-running writer must not lose an undo made by another process.
+"""A long-running writer must not lose an undo made by another process.
 
 The writer (a SessionManager that has been running, as metis dev's is) prepares a compaction; a
 second, real process (`metis-compaction-tui undo`) undoes the previous compaction meanwhile; the

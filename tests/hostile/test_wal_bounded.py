@@ -1,4 +1,4 @@
-"""Finding 13, WAL (issue 17): over a long run the store's WAL never shrank (293 MB to 532 MB).
+"""WAL: over a long run the store's WAL never shrank (293 MB to 532 MB).
 Now it is checkpointed and truncated after each compaction and undo and on close (when no
 reader is in the way), and cut back to journal_size_limit each time it restarts. Here: a session
 written with large tool outputs and compacted again and again, while a reader connection in

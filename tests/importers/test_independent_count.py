@@ -245,7 +245,7 @@ def _tool_calls(messages: list[Message]) -> int:
     return sum(isinstance(b, ToolUseContentBlock) for m in messages for b in m.content)
 
 
-# The shapes issue 16 measured, pinned: the importer before these fixes gave the first figure.
+# Measured shapes, pinned: each case's first figure is what a miscount would give.
 @pytest.mark.parametrize(
     ("name", "messages", "tool_calls"),
     [

@@ -170,9 +170,9 @@ def role_live(workspace: Path, count: int, pace: float) -> dict[str, Any]:
         start = now()
         grew(self, message)
         end = now()
-        applies.append((end - start, len(message.new_messages)))
+        applies.append((end - start, len(message.change.new_messages)))
         messages = self.data.history.messages if self.data is not None else []
-        fresh = {m.id for _, m, _ in message.new_messages}
+        fresh = {m.id for _, m, _ in message.change.new_messages}
         for index in range(len(messages) - 1, max(-1, len(messages) - 1 - len(fresh) - 2), -1):
             if messages[index].id in fresh:
                 index_of.setdefault(messages[index].id, index)
@@ -235,8 +235,8 @@ def role_live(workspace: Path, count: int, pace: float) -> dict[str, Any]:
             try:
                 await asyncio.wait_for(first_frame.wait(), 15)
             except TimeoutError:
-                # Main before issue 20 sometimes opened a session at row 0 with follow on (a
-                # scroll_end Textual refused before the scrollbar's layout): End goes there.
+                # A session may open at row 0 with follow on (a scroll_end Textual refuses
+                # before the scrollbar's layout): End goes there.
                 stuck[0] = True
                 await pilot.press("end")
             try:

@@ -1,4 +1,4 @@
-"""The session list's refresh (issue 15): StoreSource.sessions() plans every session of the
+"""The session list's refresh: StoreSource.sessions() plans every session of the
 workspace through SessionStore.plan -> plan_turn. Before, each plan decoded the session's whole
 active history; now the plan reads the light columns (tokens, tool_use_ids, synthetic) and only
 a strategy that reads tool output (mask, hybrid) decodes bodies.

@@ -1,4 +1,4 @@
-"""Session store figures (DESIGN "The session store"; issue 3), each printed beside its target:
+"""Session store figures (DESIGN "The session store"), each printed beside its target:
 
 - commit -> tailer latency: a writer process appends messages at a steady pace; this process
   tails with store.tail.StoreTailer (watchfiles on .metis/, PRAGMA data_version) and notes when
@@ -176,7 +176,7 @@ def open_times(count: int, repeats: int) -> tuple[float, float, float]:
                 manager = store.manager(SID, cache=None)
             managers.append(time.perf_counter() - started)
             assert len(manager.messages) >= count
-            # what CLI compact and undo pay before they write (issue 17, finding 5)
+            # what CLI compact and undo pay before they write
             started = time.perf_counter()
             with SessionStore.open(workspace) as store:
                 store.verify(SID)

@@ -1,4 +1,4 @@
-"""Inspecting an agent transcript (issue 7): import and first frame for a 100 MB Claude Code log,
+"""Inspecting an agent transcript: import and first frame for a 100 MB Claude Code log,
 and the cost of each append while it is tailed.
 
 - import: `TranscriptSource.load` on the file, split into its parts (the tail reading and

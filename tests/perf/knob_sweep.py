@@ -1,4 +1,4 @@
-"""Issue 19's cost targets over a grid of knobs: does any threshold and tail meet them all?
+"""The cost targets over a grid of knobs: does any threshold and tail meet them all?
 
 With the paid summarizer on the session's cached prefix (the cheapest call), every workload shape
 is replayed for 200 turns at each (threshold, preserved messages) pair, per strategy, through

@@ -45,7 +45,7 @@ _SPAN_RANGE = re.compile(r"Summarize messages (\d+) to (\d+) of the (\d+) above"
 
 
 def parse_transcript(text: str) -> tuple[Message, ...]:
-    """engine.summarizers.prompt.render_transcript read back into messages (tool calls and
+    """engine.prompt.render_transcript read back into messages (tool calls and
     results as blocks again), so the stand-in summarizer sees what the model would have seen."""
     body = text.split("<transcript>\n", 1)[-1].rsplit("\n</transcript>", 1)[0]
     messages: list[Message] = []

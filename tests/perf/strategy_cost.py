@@ -11,7 +11,7 @@ and each compaction call as the server's usage for it says. Against the same wor
 - billed input at turns 40, 100 and 200, as a share of the uncompacted turn's;
 - total cost over the run, compaction calls included, as a share of the uncompacted total;
 - compactions, by kind, and the calls' usage by kind;
-- fact recovery: set B of tests/perf/quality (held out, issue 18), scored by its `score`, each
+- fact recovery: set B of tests/perf/quality (held out), scored by its `score`, each
   strategy compacting each session twice (half way, then at the end) with its own summarizer;
   and the workload's planted facts asked after each compaction (workload_cost's measure).
 """

@@ -784,7 +784,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         type=int,
         default=3,
         help="compaction_summary_payback_turns in the matrix (default 3; 0: every summary gets "
-        "the ceiling, as before issue 19's pay-back budget)",
+        "the ceiling, without the pay-back budget)",
     )
     parser.add_argument(
         "--preserve",

@@ -32,9 +32,9 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 from engine.messages import Message, TextContentBlock, ToolResultContentBlock, ToolUseContentBlock
+from engine.prompt import COMPACTION_SUMMARY_PROMPT_VERSION
 from engine.summarizers.base import Summarizer, SummaryRequest
 from engine.summarizers.extractive import ExtractiveSummarizer
-from engine.summarizers.prompt import COMPACTION_SUMMARY_PROMPT_VERSION
 from engine.tokens import estimate_text_tokens
 from tests.perf._util import table
 from tests.perf.quality import set_a, set_b

@@ -1,0 +1,161 @@
+"""Reading a tool's output line by line: which lines are errors, which carry values, which are
+instances of a template repeated through it; and the masked placeholder's own shape. Pure text
+rules, shared by the `mask` strategy (engine.policy.strategies keeps an output's key line in its
+placeholder) and the offline summarizer (engine.summarizers.extractive_pool reads outputs and
+placeholders back)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+HASH = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
+
+# Matched on the lower-cased line (twice as fast as (?i) on long outputs).
+_ERROR = re.compile(
+    r"\b(?:error|errors|exception|traceback|failed|failure|failures|fatal|panic|denied|"
+    r"refused|timed out|cannot|can't|unable|not found|no such|invalid|segmentation|abort\w*|"
+    r"conflict|unreachable|killed|oom)\b|\w(?:error|exception)\b"
+)
+
+_NO_ERROR = re.compile(
+    r"(?i)\b(?:0|no|zero) (?:errors?|failures?|failed)\b|\b(?:errors?|failures?|failed):? 0\b"
+)
+
+NOTICE = re.compile(r"(?i)\b(?:warn\w*|deprecat\w*|skipp\w*|ignor\w*|dropp\w*|retr(?:y|ied)\w*)\b")
+
+_NOT_ERROR_TEXT = re.compile(r"^Traceback \(most recent call last\):?$")
+
+KEY_VALUE = re.compile(r"^[\w.\-\[\] \"']{1,48}?\s*(?:[:=]|->|=>)\s*\S")
+
+_RULE = re.compile(r"([=\-*#~_.+])\1{3,}")  # ===== and ----- rules: decoration, not content
+
+
+def clean(text: str) -> str:
+    return " ".join(_RULE.sub(" ", CONTROL.sub(" ", text)).split())
+
+
+def clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+_WORDS = re.compile(r"[A-Za-z_]+")
+
+_DIGITS = re.compile(r"\d+")
+
+SPACES = re.compile(r"\s+")
+
+_SETTING = re.compile(r"^\s*([A-Za-z_][\w.\-]{0,40})\s*[:=]\s*[\"'\d]")
+
+
+def line_shape(line: str) -> str:
+    """A line's template: words and numbers blanked, so repeated log/test/listing lines match.
+    A setting keeps its name (port = 5057 and workers = 4 are two facts, not one template)."""
+    setting = _SETTING.match(line)
+    name = setting.group(1) if setting else ""
+    return name + SPACES.sub("", _DIGITS.sub("0", _WORDS.sub("a", line)))
+
+
+def is_error_line(line: str) -> bool:
+    return (
+        bool(_ERROR.search(line.lower()))
+        and not _NO_ERROR.search(line)
+        and not _NOT_ERROR_TEXT.match(line)
+    )
+
+
+def salient_lines(lines: list[str]) -> list[str]:
+    """The lines of an output worth reading: all of a short one; of a long one, those that are
+    not instances of a template repeated through it (test progress, listings, log lines)."""
+    if len(lines) <= 4:
+        return lines
+    line_shapes = [line_shape(line) for line in lines]
+    counts = Counter(line_shapes)
+    return [line for line, shape in zip(lines, line_shapes, strict=True) if counts[shape] <= 2]
+
+
+def value_weight(line: str) -> int:
+    weight = 2 if NOTICE.search(line) else 0
+    if KEY_VALUE.match(line):
+        weight += 2
+    if re.search(r"\d", line):
+        weight += 2
+    if HASH.search(line) or re.search(r"\d+\.\d+", line):
+        weight += 1
+    return weight
+
+
+_CODE = re.compile(
+    r"^(?:\d+[:\s]+)?(?:raise|def|class|except|assert|if|elif|return|import|from|#|//|\*)\b"
+    r"|^[A-Z]+$"  # FAILURES, ERRORS: a report's headings
+)
+
+_ERROR_MESSAGE = re.compile(r"(?:Error|Exception|FAILED|error)\b:?\s+\S")
+
+_ERROR_NAME = re.compile(r"\w(?:Error|Exception)\b|\bFAILED\b|^E\s|(?i:^error\b)")
+
+
+def error_lines(lines: list[str], most: int = 2) -> list[str]:
+    """An output's error lines, at most `most`: those naming the error and saying what went
+    wrong first (FAILED x - AssertionError: 2 != 3, before a bare "x.py:54: AssertionError"),
+    never code that merely mentions one."""
+    found = [line for line in lines if is_error_line(line) and not _CODE.match(line)]
+    if len(found) <= most:
+        return found
+
+    def rank(i: int) -> tuple[int, int]:
+        line = found[i]
+        return (-(bool(_ERROR_NAME.search(line)) + bool(_ERROR_MESSAGE.search(line))), i)
+
+    return [found[i] for i in sorted(sorted(range(len(found)), key=rank)[:most])]
+
+
+def digest_lines(salient: list[str], *, long: bool, limit: int = 110) -> list[int]:
+    """Which salient lines stand for an output: the weightiest (values, numbers, versions), then
+    the last (where tools print their totals), up to three and about `limit` characters."""
+    last = len(salient) - 1 if long else -1
+    weights = [value_weight(line) + 2 * (i == last) for i, line in enumerate(salient)]
+    ranked = sorted(range(len(salient)), key=lambda i: (-weights[i], i))
+    picked: list[int] = []
+    size = 0
+    for i in ranked[:3]:
+        if picked and (size + len(salient[i]) > limit or weights[i] < 3):
+            continue
+        picked.append(i)
+        size += len(salient[i]) + 3
+    return sorted(picked)
+
+
+# engine.policy.strategies writes a masked tool result as this prefix, its first line and its
+# key lines; read back here so a fold of masked copies still sees what they kept.
+MASKED_PREFIX = "[tool result masked: "
+
+_MASKED_LINES = re.compile(r"; first line: (.*?)(?:; key lines: (.*))?\]$", re.DOTALL)
+
+
+def masked_lines(content: str) -> list[str] | None:
+    """The lines a masked placeholder kept (its first and key lines); None if not one."""
+    if not content.startswith(MASKED_PREFIX):
+        return None
+    found = _MASKED_LINES.search(content)
+    if found is None:
+        return []
+    first, keys = found.group(1), found.group(2)
+    return [line for line in [first, *(keys.split(" | ") if keys else [])] if line]
+
+
+def key_lines(content: str, *, most: int = 1, limit: int = 80) -> list[str]:
+    """The lines of a tool output a reader would miss most, beyond its first: its error lines,
+    else the lines that carry values and are not instances of a template repeated through it
+    (a log's one WARNING and its closing total among a thousand INFO lines). What a masked
+    result keeps (engine.policy.strategies.placeholder), so a later summary can still say it."""
+    lines = [clean(line) for line in content.splitlines()]
+    lines = [line for line in lines if line][1:]
+    errors = error_lines(lines, most)
+    if errors:
+        return [clip(line, limit) for line in errors]
+    salient = salient_lines(lines)
+    picked = digest_lines(salient, long=len(lines) > 4, limit=2 * limit)[:most]
+    return [clip(salient[i], limit) for i in picked]
