@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import enum
 import logging
-import os
-import re
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Literal
 
 import msgspec
+
+from engine.redaction import redact as redact  # re-exported: its old home
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +32,9 @@ class CompactionStarted(msgspec.Struct, frozen=True, tag="session.compaction_sta
     threshold_or_hard_cap: Literal["threshold", "hard_cap", "manual"]
 
 
-class CompactionCompleted(msgspec.Struct, frozen=True, tag="session.compaction_completed"):
+class CompactionCompleted(
+    msgspec.Struct, frozen=True, omit_defaults=True, tag="session.compaction_completed"
+):
     session_id: str
     turn_id: str
     watermark_before: int
@@ -44,6 +46,9 @@ class CompactionCompleted(msgspec.Struct, frozen=True, tag="session.compaction_c
     cache_key: str
     cost_usd: Decimal
     latency_ms: int
+    # engine.summary_checks' notes on the answer: "summary_over_budget: summary cut to N
+    # tokens ...", "usage_implausible: ...; charged at the request's bound $X". Omitted if none.
+    notes: tuple[str, ...] = ()
 
 
 class CompactionFailed(
@@ -84,33 +89,6 @@ def encode_event(event: CompactionEvent) -> bytes:
 
 def decode_event(data: bytes) -> CompactionEvent:
     return _event_decoder.decode(data)
-
-
-# redaction.md's PII pass, as far as compaction errors need it: keys, tokens, e-mail addresses.
-_SECRET_PATTERNS = (
-    re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}"),
-    re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}"),
-    re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/\-]+=*"),
-    re.compile(  # a credential header's value, with its "Bearer " or "Basic " scheme
-        r"(?i)(x-api-key|api[_-]?key|authorization|token)"
-        r"([\"']?\s*[:=]\s*[\"']?(?:(?:bearer|basic)\s+)?)[^\s\"',;}\]]+"
-    ),
-    re.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}"),
-)
-
-
-def redact(text: str) -> str:
-    """Strip API keys, bearer tokens and e-mail addresses from an error message (§6), and the
-    key in the environment whatever it looks like."""
-    env_key = os.environ.get("ANTHROPIC_API_KEY", "")
-    if len(env_key) >= 8:
-        text = text.replace(env_key, "[redacted]")
-    for pattern in _SECRET_PATTERNS:
-        if pattern.groups >= 2:
-            text = pattern.sub(lambda match: f"{match.group(1)}{match.group(2)}[redacted]", text)
-        else:
-            text = pattern.sub("[redacted]", text)
-    return text
 
 
 Subscriber = Callable[[CompactionEvent], None]

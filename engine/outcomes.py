@@ -74,6 +74,9 @@ class PreparedCompaction(msgspec.Struct, frozen=True):
     action: Literal["summarize", "mask"] = "summarize"
     replacement: tuple[Message, ...] = ()
     usage: CallUsage | None = None  # the call's usage as the provider reported it
+    # What engine.summary_checks did to the answer ("summary_over_budget: ...",
+    # "usage_implausible: ..."): carried to the completed event and the CLI's output.
+    notes: tuple[str, ...] = ()
 
 
 class CompactionRecord(msgspec.Struct, frozen=True, kw_only=True):

@@ -31,7 +31,8 @@ def commit_prepared(
             return validation_failed(manager, plan, turn_id, span, str(error), prepared)
     else:
         if not prepared.summary.strip():
-            return validation_failed(manager, plan, turn_id, span, "the summary is empty", prepared)
+            detail = "; ".join(("the summary is empty", *prepared.notes))
+            return validation_failed(manager, plan, turn_id, span, detail, prepared)
         message = summary_message(
             model=prepared.model,
             watermark_before=span.start,
@@ -84,6 +85,7 @@ def commit_prepared(
             prepared.cache_key,
             prepared.cost_usd,
             prepared.latency_ms,
+            prepared.notes,
         ),
     )
     return CompactionOutcome(status="compacted", plan=plan, record=record, summary_message=message)

@@ -19,6 +19,7 @@ from engine.policy.span import SpanPlan
 from engine.policy.strategies import keeps_key_lines, masked_span, summary_ceiling
 from engine.policy.summary_budget import FREE, SummaryCallPrice, summary_budget
 from engine.summarizers import Summarizer, SummarizerError, SummaryRequest
+from engine.summary_checks import check_answer, check_failure, summarizer_bounds
 
 if TYPE_CHECKING:
     from engine.manager import SessionManager
@@ -182,11 +183,16 @@ async def prepare_summary(
             **common,  # type: ignore[arg-type]
         )
     request = summary_request(manager, span, instructions, max_tokens)
+    # engine.summary_checks: the answer held to what the request set (length, usage, cost).
+    price = call_price(manager.summarizer, request, span.span_tokens)
+    bounds = summarizer_bounds(manager.summarizer, request, price, span.span_tokens)
     try:
         result = await manager.summarizer.summarize(request)
     except SummarizerError as error:
-        charge(manager, error.billed_cost_usd)
-        raise
+        checked = check_failure(error, bounds)
+        charge(manager, checked.billed_cost_usd)
+        raise checked from error.__cause__
+    result = check_answer(result, bounds, lambda text: manager.history.counter(_probe(text)))
     # A model may repeat a key or token pasted in the span: neither the cache file nor the
     # spliced summary keeps it (issue 6, secrets).
     summary = redact(result.text)
@@ -208,7 +214,7 @@ async def prepare_summary(
     return PreparedCompaction(
         summary=summary, model=config.compaction_model, cache_hit=False,
         tokens_in=result.tokens_in, tokens_out=result.tokens_out, cost_usd=result.cost_usd,
-        latency_ms=result.latency_ms, usage=result.usage,
+        latency_ms=result.latency_ms, usage=result.usage, notes=result.notes,
         **common,  # type: ignore[arg-type]
     )  # fmt: skip
 

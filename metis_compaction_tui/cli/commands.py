@@ -368,6 +368,8 @@ async def compact_or_preview(
                 tokens_out=record.span_token_count_out,
                 cost_usd=str(record.cost_usd),
                 spent_usd=str(manager.spent_usd),
+                # engine.summary_checks: a summary cut to its budget, usage charged at the bound.
+                notes=list(prepared.notes),
             )
     finally:
         await manager.aclose()
@@ -391,6 +393,8 @@ async def compact_or_preview(
     )
     if not dry_run:
         out.write(f"  summary    {summary['tokens_out']:,} tokens\n")
+        for note in summary["notes"]:
+            out.write(f"  note       {one_line(note)}\n")
     return 0
 
 
