@@ -32,9 +32,7 @@ class CompactionStarted(msgspec.Struct, frozen=True, tag="session.compaction_sta
     threshold_or_hard_cap: Literal["threshold", "hard_cap", "manual"]
 
 
-class CompactionCompleted(
-    msgspec.Struct, frozen=True, omit_defaults=True, tag="session.compaction_completed"
-):
+class CompactionCompleted(msgspec.Struct, frozen=True, tag="session.compaction_completed"):
     session_id: str
     turn_id: str
     watermark_before: int
@@ -46,9 +44,6 @@ class CompactionCompleted(
     cache_key: str
     cost_usd: Decimal
     latency_ms: int
-    # engine.summary_checks' notes on the answer: "summary_over_budget: summary cut to N
-    # tokens ...", "usage_implausible: ...; charged at the request's bound $X". Omitted if none.
-    notes: tuple[str, ...] = ()
 
 
 class CompactionFailed(

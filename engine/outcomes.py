@@ -75,7 +75,7 @@ class PreparedCompaction(msgspec.Struct, frozen=True):
     replacement: tuple[Message, ...] = ()
     usage: CallUsage | None = None  # the call's usage as the provider reported it
     # What engine.summary_checks did to the answer ("summary_over_budget: ...",
-    # "usage_implausible: ..."): carried to the completed event and the CLI's output.
+    # "usage_implausible: ..."): kept in the CompactionRecord and shown by the CLI.
     notes: tuple[str, ...] = ()
 
 
@@ -106,6 +106,10 @@ class CompactionRecord(msgspec.Struct, frozen=True, kw_only=True):
     history_tokens_before: int = 0
     history_tokens_after: int = 0
     usage: CallUsage | None = None  # the compaction call's usage (None: no call, or a cache hit)
+    # What engine.summary_checks did to the call's answer: "summary_over_budget: summary cut to
+    # N tokens ...", "usage_implausible: ...; charged at the request's bound $X". (The §6 completed
+    # event's payload is fixed by the spec; a failed call says it in error_message.)
+    notes: tuple[str, ...] = ()
 
 
 Status = Literal["skipped", "compacted", "failed", "truncated"]

@@ -69,6 +69,7 @@ def commit_prepared(
         history_tokens_before=history.total_tokens,
         history_tokens_after=spliced.total_tokens,
         usage=prepared.usage,
+        notes=prepared.notes,
     )
     persist_replacement(manager, spliced, span.start, prepared.span_ids, replacement, record)
     emit(
@@ -85,7 +86,6 @@ def commit_prepared(
             prepared.cache_key,
             prepared.cost_usd,
             prepared.latency_ms,
-            prepared.notes,
         ),
     )
     return CompactionOutcome(status="compacted", plan=plan, record=record, summary_message=message)

@@ -174,6 +174,7 @@ def last_compaction_json(
         "history_tokens_after": record.history_tokens_after,
         "cost_usd": str(record.cost_usd),
         "usage": None if usage is None else msgspec.to_builtins(usage),
+        "notes": list(record.notes),
         "saved_tokens": savings.saved_tokens if savings else None,
         "saved_usd_per_turn": str(savings.saved_usd_per_turn) if savings else None,
         "break_even_turns": savings.break_even_turns if savings else None,
@@ -266,14 +267,15 @@ def last_text(last: dict[str, Any]) -> str:
         f"compaction {last['compaction_id']}: {last['strategy'] or 'summarize'} ({last['kind']}), "
         f"{last['history_tokens_before']:,} -> {last['history_tokens_after']:,} tokens"
     )
+    notes = "".join(f"; {one_line(note)}" for note in last.get("notes") or ())
     if last["saved_tokens"] is None:
-        return f"{head}, cost ${last['cost_usd']}"
+        return f"{head}, cost ${last['cost_usd']}{notes}"
     even = last["break_even_turns"]
     pays = "never pays back" if even is None else f"paid back after {even} more turn(s)"
     return (
         f"{head}: saved {last['saved_tokens']:,} tokens, "
         f"${Decimal(last['saved_usd_per_turn']):.4f} a turn at {last['priced_at']} cache-read "
-        f"rates; cost ${last['cost_usd']}; {pays}"
+        f"rates; cost ${last['cost_usd']}; {pays}{notes}"
     )
 
 
