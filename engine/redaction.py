@@ -42,7 +42,7 @@ _SECRET_PATTERNS = (
     re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/\-]+=*"),
     re.compile(  # a credential header's value, with its "Bearer " or "Basic " scheme
         r"(?i)(x-api-key|api[_-]?key|authorization|token)"
-        r"([\"']?\s*[:=]\s*[\"']?(?:(?:bearer|basic)\s+)?)[^\s\"',;}\]]+"
+        r"([\"']?\s*[:=]\s*[\"']?(?:(?:bearer|basic)\s+)?)(?!\[redacted\])[^\s\"',;}\]]+"
     ),
     re.compile(r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}"),
 )

@@ -187,7 +187,17 @@ def cmd_status(
 ) -> int:
     settings = resolve_config(workspace, flags=flags)
     with open_store(workspace) as store:
-        sessions = [session_status(store, info, settings) for info in store.list_sessions()]
+        # One bad row (a hand-edited spend, a message that does not decode) is named and
+        # skipped; the other sessions are shown.
+        infos, bad_rows = store.readable_sessions()
+        sessions = []
+        for info in infos:
+            try:
+                sessions.append(session_status(store, info, settings))
+            except StoreError as error:
+                bad_rows.append(str(error))
+        for problem in bad_rows:
+            warn(f"skipped a bad row: {one_line(problem)}")
         if as_json:
             emit_json(
                 {
@@ -199,6 +209,7 @@ def cmd_status(
                     "config_file_found": settings.file_found,
                     "config": settings.to_json(),
                     "sessions": sessions,
+                    "bad_rows": bad_rows,
                 },
                 out,
             )
