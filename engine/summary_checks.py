@@ -17,6 +17,7 @@ engine.compaction.summary_call.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from decimal import Decimal
 
@@ -156,6 +157,19 @@ def cut_to_budget(text: str, max_tokens: int, count: Callable[[str], int]) -> tu
     return head.rstrip() + marker, max(had, max_tokens + 1)
 
 
+# Whatever a reader could take for the §4.2 wrapper's tag (engine.policy.splice): "<", then
+# anything but letters and angle brackets, then the tag's name, in any case.
+_WRAPPER_LIKE = re.compile(
+    r"[<\uFF1C\uFE64]([^A-Za-z<>\uFF1C\uFF1E]{0,16}COMPACTION_SUMMARY)", re.I
+)
+
+
+def wrapper_safe(summary: str) -> str:
+    """`summary` with every tag-like "<...COMPACTION_SUMMARY" made inert ("&lt;/COMPACTION_..."):
+    the summary spliced into the wrapper can neither close it nor forge another."""
+    return _WRAPPER_LIKE.sub(r"&lt;\1", summary)
+
+
 def _is_count(value: object) -> bool:
     return type(value) is int and value >= 0
 
@@ -217,9 +231,9 @@ def check_answer(
     """`result` held to `bounds`: its text cut to max_tokens, its usage and cost replaced by the
     bound when they cannot be true. `count` is the engine's counter for a summary's text."""
     raw = result.text if isinstance(result.text, str) else ""
-    text, had = cut_to_budget(raw, bounds.max_tokens, count)
+    text, had = cut_to_budget(wrapper_safe(raw), bounds.max_tokens, count)
     notes: list[str] = []
-    if text is not raw:
+    if had > bounds.max_tokens:
         more = "+" if len(raw) > (bounds.max_tokens + 1) * MAX_BYTES_PER_TOKEN else ""
         notes.append(
             f"{SUMMARY_OVER_BUDGET}: summary cut to {bounds.max_tokens:,} tokens "
