@@ -215,3 +215,26 @@ def test_a_bad_base_url_is_one_line_naming_the_setting(
     [line] = done.stderr.strip().splitlines()
     assert setting in line and why in line, line
     assert "hunter2" not in done.stdout + done.stderr and "admin" not in line
+
+
+async def test_a_trickled_call_is_a_clean_failed_call_event_in_the_engine(
+    tmp_path: Path, server: MessagesAPIServer
+) -> None:
+    from engine import CompactionFailed
+    from engine.summarizers.anthropic_summarizer import AnthropicSummarizer
+
+    ws = workspace(tmp_path / "ws")
+    server.default = trickle(0.3)
+    with SessionStore.open(ws) as store:
+        summarizer = AnthropicSummarizer(
+            MODEL, api_key=KEY, base_url=server.base_url, timeout_s=1.0, max_retries=2
+        )
+        manager = store.manager(SESSION, summarizer=summarizer, cache=None)
+        outcome = await manager.before_turn("t-trickle")
+        await manager.aclose()
+        # At the hard cap the failed call falls back to truncation (§3.4), and says why.
+        assert (outcome.failure_mode, outcome.error_class) == ("adapter_error", "network")
+        assert "within 1.0s" in (outcome.error_message or "")
+        failed = [e.event for e in store.events(SESSION) if isinstance(e.event, CompactionFailed)]
+        assert failed and failed[-1].error_class == "network"
+        assert manager.spent_usd == 0
