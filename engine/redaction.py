@@ -18,6 +18,7 @@ Every pattern is linear in the text: a 5 MB summary or error body is redacted in
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import threading
@@ -101,28 +102,24 @@ def _whole_forms(secret: str) -> tuple[str, ...]:
     return (secret, encoded) if encoded != secret else (secret,)
 
 
+# What can belong to one echoed value: the run a head or tail match is widened to.
+_TOKEN = r"[^\s\"',;:{}()\[\]<>]"
+
+
+@functools.lru_cache(maxsize=256)
+def _cut_short_pattern(secret: str) -> re.Pattern[str]:
+    """A token (a run of _TOKEN) holding `secret`'s head or tail. Matching starts only where a
+    token starts (the lookbehind), so the scan is linear in the text."""
+    parts = "|".join(re.escape(p) for p in (secret[:_PART_CHARS], secret[-_PART_CHARS:]))
+    return re.compile(f"(?<!{_TOKEN}){_TOKEN}*?(?:{parts}){_TOKEN}*")
+
+
 def _redact_cut_short(text: str, secret: str) -> str:
-    """Each run of `text` that is a long enough head or tail of `secret` (a server that echoes
-    the key cut short), redacted whole."""
+    """Each token of `text` that holds `secret`'s head or tail (a server that echoes the key cut
+    short, or with something around it), redacted whole."""
     if len(secret) < _PART_MIN_SECRET:
         return text
-    head, tail = secret[:_PART_CHARS], secret[-_PART_CHARS:]
-    start = text.find(head)
-    while start >= 0:
-        end = start + _PART_CHARS
-        while end - start < len(secret) and end < len(text) and text[end] == secret[end - start]:
-            end += 1
-        text = text[:start] + REDACTED + text[end:]
-        start = text.find(head, start + len(REDACTED))
-    end = text.find(tail)
-    while end >= 0:
-        start, stop = end, end + _PART_CHARS
-        offset = len(secret) - _PART_CHARS
-        while offset > 0 and start > 0 and text[start - 1] == secret[offset - 1]:
-            start, offset = start - 1, offset - 1
-        text = text[:start] + REDACTED + text[stop:]
-        end = text.find(tail, start + len(REDACTED))
-    return text
+    return _cut_short_pattern(secret).sub(REDACTED, text)
 
 
 def redact(text: str) -> str:
@@ -132,11 +129,11 @@ def redact(text: str) -> str:
         for form in _whole_forms(secret):
             if form in text:
                 text = text.replace(form, REDACTED)
-    for secret in secrets:
-        text = _redact_cut_short(text, secret)
-    for pattern in _SECRET_PATTERNS:
+    for pattern in _SECRET_PATTERNS:  # before the cut-short pass, which could split a key
         if pattern.groups >= 2:
             text = pattern.sub(lambda match: f"{match.group(1)}{match.group(2)}{REDACTED}", text)
         else:
             text = pattern.sub(REDACTED, text)
+    for secret in secrets:
+        text = _redact_cut_short(text, secret)
     return text

@@ -118,3 +118,12 @@ def test_a_plugin_option_named_like_a_credential_is_a_secret() -> None:
     assert redact(f"401: token {value} refused") == f"401: token {REDACTED} refused"
     register_secret("short")  # under 8 characters: would redact ordinary words
     assert redact("a short word") == "a short word"
+
+
+def test_a_registered_keys_head_never_splits_another_key_of_the_same_shape() -> None:
+    # Two keys share the "sk-ant-api03" head: redacting one's head must not leave the other's
+    # tail showing (the shape rule redacts the whole other key first).
+    register_secret("sk-ant-api03-REGISTEREDONE-000000")
+    other = "sk-ant-api03-Zx9_OTHERKEYBODY-abc"
+    text = redact(f"key {other} and x-api-key: {other}")
+    assert "OTHERKEYBODY" not in text and text.count(REDACTED) == 2, text
