@@ -42,7 +42,8 @@ BLOCK_TOTAL_CHARS = 200_000  # a whole detail view; a 5 MB tool result must not 
 # Every code point that can hide, reorder or disguise text, shown as ⟨U+XXXX⟩ wherever text is
 # shown: bidi embeddings, overrides, isolates and marks; zero-width and invisible characters;
 # tag characters; the supplementary variation selectors; Hangul and Braille fillers, which print
-# as blanks. Any other format character (Unicode Cf) is found per character (_Table below).
+# as blanks; and every other format character (Unicode Cf: tests/hostile/test_neutralise.py
+# checks this list against the running Python's Unicode database).
 _BIDI = frozenset(range(0x202A, 0x202F)) | frozenset(range(0x2066, 0x206A))
 _HIDING = (
     _BIDI
@@ -54,6 +55,12 @@ _HIDING = (
     | frozenset(range(0x180B, 0x1810))  # Mongolian variation selectors and vowel separator
     | frozenset(range(0xFFF9, 0xFFFC))  # interlinear annotation
     | frozenset(range(0xE0000, 0xE0080))  # tag characters
+    | frozenset((0x06DD, 0x070F, 0x08E2, 0x110BD, 0x110CD))  # other format characters
+    | frozenset(range(0x0600, 0x0606))
+    | frozenset(range(0x0890, 0x0892))
+    | frozenset(range(0x13430, 0x13440))
+    | frozenset(range(0x1BCA0, 0x1BCA4))
+    | frozenset(range(0x1D173, 0x1D17B))
     | frozenset(range(0xE0100, 0xE01F0))  # variation selectors supplement
 )
 # Printable by str.isprintable() and still hiding: the fast path must look for these too.
@@ -70,6 +77,7 @@ _STAND_INS = (
     frozenset(range(0x2400, 0x2440))  # Control Pictures (␛, ␍, ␉...)
     | frozenset((0x27E8, 0x23CE, 0xFFFD))  # ⟨, ⏎, the replacement character
 )
+_LOOK_ALIKE_SPACES = (0x00A0, 0x1680, *range(0x2000, 0x200B), 0x202F, 0x205F, 0x3000)
 _EXACT_EXTRA = re.compile(
     "[\ufe00-\ufe0f\u2400-\u243f\u27e8\u23ce\ufffd\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]"
 )
@@ -88,31 +96,6 @@ def _visible(code: int, *, exact: bool = False) -> str:
     return f"⟨U+{code:04X}⟩"
 
 
-class _Table(dict[int, str]):
-    """A translate table that also escapes any other format (Cf) character, and in `exact` mode
-    any other space separator (Zs), found as text meets it."""
-
-    def __init__(self, entries: dict[int, str], exact: bool) -> None:
-        super().__init__(entries)
-        self.exact = exact
-        self.plain: set[int] = set()  # looked up once: shown as they are
-
-    def __missing__(self, code: int) -> str:
-        # str.translate keeps a character whose lookup raises LookupError.
-        if code in self.plain:
-            raise LookupError(code)
-        import unicodedata
-
-        category = unicodedata.category(chr(code))
-        if category in ("Cf", "Zl", "Zp", "Cs") or (
-            self.exact and category == "Zs" and code != 0x20
-        ):
-            self[code] = value = _visible(code, exact=self.exact)
-            return value
-        self.plain.add(code)
-        raise LookupError(code)
-
-
 def _build_table(keep_layout: bool, exact: bool = False) -> dict[int, str]:
     table = {code: _visible(code) for code in range(0x20)}
     table[0x7F] = _visible(0x7F)
@@ -122,13 +105,14 @@ def _build_table(keep_layout: bool, exact: bool = False) -> dict[int, str]:
     if exact:
         table.update({code: _visible(code, exact=True) for code in range(0xD800, 0xE000)})
         table.update({code: _visible(code, exact=True) for code in _VARIATION | _STAND_INS})
+        table.update({code: _visible(code) for code in _LOOK_ALIKE_SPACES})
     if keep_layout:
         table[0x0A] = "\n"
         table[0x09] = "\t"
     else:
         table[0x0A] = NEWLINE_MARK
         table[0x09] = _visible(0x09) if exact else " "
-    return _Table(table, exact)
+    return table
 
 
 # Built on first use, not at import: the status line imports this module on every call and

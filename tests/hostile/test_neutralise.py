@@ -71,6 +71,16 @@ def test_each_hiding_character_is_shown_as_a_visible_escape() -> None:
     assert one_line("\u202egnp.exe") == "⟨U+202E⟩gnp.exe"
 
 
+def test_every_format_and_separator_character_of_this_unicode_is_escaped() -> None:
+    """The neutraliser's list against the running Python's Unicode database: a format (Cf) or
+    line/paragraph separator character missing from it fails here."""
+    for code in range(0x110000):
+        if unicodedata.category(chr(code)) in ("Cf", "Zl", "Zp"):
+            assert neutralise(chr(code)) != chr(code), hex(code)
+        elif unicodedata.category(chr(code)) == "Zs" and code != 0x20:
+            assert one_line(chr(code)) != chr(code), hex(code)
+
+
 @settings(max_examples=3_000, deadline=None, derandomize=True)
 @given(TEXTS, TEXTS)
 def test_distinct_texts_never_print_the_same_on_one_line(a: str, b: str) -> None:
