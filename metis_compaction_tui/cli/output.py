@@ -131,10 +131,13 @@ def emit_json(data: object, out: TextIO) -> None:
 
 
 def warn(text: str) -> None:
-    """One message on stderr, neutralised; a lost stderr is ignored (there is nowhere to say so)."""
+    """One message on stderr, redacted (engine.redaction: an error may quote what a server echoed)
+    and neutralised; a lost stderr is ignored (there is nowhere to say so)."""
+    from engine.redaction import redact
+
     err = Output(sys.stderr)
     try:
-        err.write(text + "\n")
+        err.write(redact(text) + "\n")
         err.flush()
     except OutputLost:
         pass
