@@ -52,8 +52,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "decode_event",
         "encode_event",
         "event_type",
-        "redact",
     ),
+    "engine.redaction": ("redact",),
     "engine.history": (
         "History",
         "text_message",

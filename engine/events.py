@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import enum
 import logging
-import os
-import re
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Literal
 
 import msgspec
+
+from engine.redaction import redact as redact  # re-exported: its old home
 
 log = logging.getLogger(__name__)
 
@@ -84,33 +84,6 @@ def encode_event(event: CompactionEvent) -> bytes:
 
 def decode_event(data: bytes) -> CompactionEvent:
     return _event_decoder.decode(data)
-
-
-# redaction.md's PII pass, as far as compaction errors need it: keys, tokens, e-mail addresses.
-_SECRET_PATTERNS = (
-    re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}"),
-    re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}"),
-    re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/\-]+=*"),
-    re.compile(  # a credential header's value, with its "Bearer " or "Basic " scheme
-        r"(?i)(x-api-key|api[_-]?key|authorization|token)"
-        r"([\"']?\s*[:=]\s*[\"']?(?:(?:bearer|basic)\s+)?)[^\s\"',;}\]]+"
-    ),
-    re.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}"),
-)
-
-
-def redact(text: str) -> str:
-    """Strip API keys, bearer tokens and e-mail addresses from an error message (§6), and the
-    key in the environment whatever it looks like."""
-    env_key = os.environ.get("ANTHROPIC_API_KEY", "")
-    if len(env_key) >= 8:
-        text = text.replace(env_key, "[redacted]")
-    for pattern in _SECRET_PATTERNS:
-        if pattern.groups >= 2:
-            text = pattern.sub(lambda match: f"{match.group(1)}{match.group(2)}[redacted]", text)
-        else:
-            text = pattern.sub("[redacted]", text)
-    return text
 
 
 Subscriber = Callable[[CompactionEvent], None]

@@ -58,6 +58,9 @@ class PreparedCompaction(msgspec.Struct, frozen=True):
     action: Literal["summarize", "mask"] = "summarize"
     replacement: tuple[Message, ...] = ()
     usage: CallUsage | None = None  # the call's usage as the provider reported it
+    # What engine.summary_checks did to the answer ("summary_over_budget: ...",
+    # "usage_implausible: ..."): kept in the CompactionRecord and shown by the CLI.
+    notes: tuple[str, ...] = ()
 
 
 Status = Literal["skipped", "compacted", "failed", "truncated"]

@@ -6,6 +6,8 @@ pairing to break, and it is fenced as untrusted data: text in a transcript is ne
 
 from __future__ import annotations
 
+import re
+
 import msgspec
 
 from engine.messages import Message, TextContentBlock, ToolResultContentBlock, ToolUseContentBlock
@@ -65,6 +67,17 @@ def render_transcript(span: tuple[Message, ...]) -> str:
     return "\n".join(lines)
 
 
+# Whatever a reader could take for the fence's tag: "<", then anything but letters and angle
+# brackets (spaces, slashes, invisible characters) up to the word, in any case, or full-width.
+_FENCE_LIKE = re.compile(r"[<\uFF1C\uFE64]([^A-Za-z<>\uFF1C\uFF1E]{0,16}transcript)", re.IGNORECASE)
+
+
+def fence_safe(text: str) -> str:
+    """`text` with every tag-like "<...transcript" made inert ("&lt;/transcript>"): data inside
+    the fence can neither close it nor open another."""
+    return _FENCE_LIKE.sub(r"&lt;\1", text)
+
+
 def length_target(max_tokens: int | None) -> str:
     """The sentence giving the model its length target (the call's max_tokens): a model told
     its budget plans the summary to fit it, where one cut off at max_tokens loses its end."""
@@ -82,8 +95,7 @@ def render_user_message(
     span: tuple[Message, ...], instructions: str | None, max_tokens: int | None = None
 ) -> str:
     """The single user message of the compaction request."""
-    # The closing tag is neutralised inside the data so a transcript cannot end its own fence.
-    body = render_transcript(span).replace("</transcript>", "</ transcript>")
+    body = fence_safe(render_transcript(span))
     parts = [f"<transcript>\n{body}\n</transcript>"]
     if instructions:
         parts.append(f"The user asks that the summary also: {instructions.strip()}")

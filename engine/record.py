@@ -52,3 +52,7 @@ class CompactionRecord(msgspec.Struct, frozen=True, kw_only=True):
     history_tokens_before: int = 0
     history_tokens_after: int = 0
     usage: CallUsage | None = None  # the compaction call's usage (None: no call, or a cache hit)
+    # What engine.summary_checks did to the call's answer: "summary_over_budget: summary cut to
+    # N tokens ...", "usage_implausible: ...; charged at the request's bound $X". (The §6 completed
+    # event's payload is fixed by the spec; a failed call says it in error_message.)
+    notes: tuple[str, ...] = ()

@@ -2,7 +2,8 @@
 
 It runs stdlib `http.server` in a background thread on 127.0.0.1, so the real `anthropic` SDK is
 exercised end to end: its headers, retries, timeouts and body parsing. Each request takes the next
-scripted behaviour (`ok`, `status`, `delay`, `truncated`, `empty_text`, `raw`, `realistic`); once
+scripted behaviour (`ok`, `status`, `delay`, `truncated`, `empty_text`, `raw`, `realistic`,
+`trickle`: a byte at a time, `echo`: an error repeating the request's headers); once
 the script runs out every request gets the server's `default` behaviour.
 
 `realistic` answers as a paid model would be billed: the text comes from the server's `responder`
@@ -87,7 +88,21 @@ class Raw(msgspec.Struct, frozen=True, tag="raw"):
     content_type: str = "application/json"
 
 
-Behaviour = Ok | Status | Delay | Truncated | EmptyText | Raw | Realistic
+class Trickle(msgspec.Struct, frozen=True, tag="trickle"):
+    """A 200 whose body comes one byte every `interval_s`: each read gets a byte in time, so a
+    per-read timeout never fires, and the whole body takes len(body) * interval_s."""
+
+    interval_s: float = 0.5
+    text: str = "summary"
+
+
+class Echo(msgspec.Struct, frozen=True, tag="echo"):
+    """An error whose message repeats every request header it got, as a careless proxy's does."""
+
+    code: int = 401
+
+
+Behaviour = Ok | Status | Delay | Truncated | EmptyText | Raw | Realistic | Trickle | Echo
 
 
 def ok(
@@ -203,6 +218,14 @@ def status(code: int, body: bytes | None = None, headers: dict[str, str] | None 
 
 def delay(seconds: float, then: Ok | Status | None = None) -> Delay:
     return Delay(seconds, then or Ok())
+
+
+def trickle(interval_s: float = 0.5, text: str = "summary") -> Trickle:
+    return Trickle(interval_s, text)
+
+
+def echo(code: int = 401) -> Echo:
+    return Echo(code)
 
 
 def truncated(text: str = "summary") -> Truncated:
@@ -371,9 +394,33 @@ class MessagesAPIServer:
                 )
                 behaviour = server._next_behaviour(request)
                 try:
+                    if isinstance(behaviour, Echo):
+                        self._echo(behaviour.code, request.headers)
+                        return
                     self._serve(path, body, behaviour)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test); nobody is listening any more
+
+            def _echo(self, code: int, headers: dict[str, str]) -> None:
+                said = "; ".join(f"{name}: {value}" for name, value in headers.items())
+                message = f"rejected request with headers {said}"
+                payload = json.dumps(
+                    {"type": "error", "error": {"type": "api_error", "message": message}}
+                ).encode()
+                self._send(code, payload)
+
+            def _trickle(self, payload: bytes, interval_s: float) -> None:
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(payload)))
+                self.end_headers()
+                self.wfile.flush()
+                for index in range(len(payload)):
+                    if server._closing.wait(interval_s):
+                        break
+                    self.wfile.write(payload[index : index + 1])
+                    self.wfile.flush()
+                self.close_connection = True
 
             def _serve(self, path: str, body: object, behaviour: Behaviour) -> None:
                 if path not in (MESSAGES_PATH, COUNT_TOKENS_PATH):
@@ -392,6 +439,9 @@ class MessagesAPIServer:
                     self._send(behaviour.code, payload, behaviour.headers)
                 elif isinstance(behaviour, Raw):
                     self._send(behaviour.code, behaviour.body, content_type=behaviour.content_type)
+                elif isinstance(behaviour, Trickle):
+                    payload = message_json(behaviour.text, 100, 20, model)
+                    self._trickle(payload, behaviour.interval_s)
                 elif isinstance(behaviour, Truncated):
                     full = message_json(behaviour.text, 100, 20, model)
                     self._send(200, full, send_bytes=len(full) // 2)

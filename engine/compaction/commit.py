@@ -41,7 +41,7 @@ def commit_prepared(
             return refused(str(error))
     else:
         if not prepared.summary.strip():
-            return refused("the summary is empty")
+            return refused("; ".join(("the summary is empty", *prepared.notes)))
         message = summary_message(
             message_id=new_id("s"),
             model=prepared.model,
@@ -81,6 +81,7 @@ def commit_prepared(
         history_tokens_before=history.total_tokens,
         history_tokens_after=spliced.total_tokens,
         usage=prepared.usage,
+        notes=prepared.notes,
     )
     completed = CompactionCompleted(
         inputs.session_id,

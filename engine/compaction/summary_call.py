@@ -19,7 +19,8 @@ from engine.policy.payback import CACHE_READ_FACTOR, CACHE_WRITE_FACTOR
 from engine.policy.span import SpanPlan
 from engine.policy.strategies import keeps_key_lines, masked_span, summary_ceiling
 from engine.policy.summary_budget import FREE, SummaryCallPrice, summary_budget
-from engine.summarizers import Summarizer, SummaryRequest
+from engine.summarizers import Summarizer, SummarizerError, SummaryRequest
+from engine.summary_checks import check_answer, check_failure, summarizer_bounds
 
 
 def _probe(text: str) -> Message:
@@ -195,7 +196,16 @@ async def prepare_summary(
             **common,  # type: ignore[arg-type]
         )
     request = summary_request(inputs, span, instructions, max_tokens)
-    result = await summarizer.summarize(request)
+    # engine.summary_checks: the answer held to what the request set (length, usage, cost).
+    price = call_price(summarizer, request, span.span_tokens)
+    bounds = summarizer_bounds(summarizer, request, price, span.span_tokens)
+    try:
+        result = await summarizer.summarize(request)
+    except SummarizerError as error:
+        # What it billed, checked like any usage figure; SessionManager charges it.
+        raise check_failure(error, bounds) from error.__cause__
+    counter = inputs.history.counter
+    result = check_answer(result, bounds, lambda text: counter(_probe(text)))
     # §6: a model may repeat a key or token pasted in the span: neither the cache file nor the
     # spliced summary keeps it.
     summary = redact(result.text)
@@ -216,7 +226,7 @@ async def prepare_summary(
     return PreparedCompaction(
         summary=summary, model=config.compaction_model, cache_hit=False,
         tokens_in=result.tokens_in, tokens_out=result.tokens_out, cost_usd=result.cost_usd,
-        latency_ms=result.latency_ms, usage=result.usage,
+        latency_ms=result.latency_ms, usage=result.usage, notes=result.notes,
         **common,  # type: ignore[arg-type]
     )  # fmt: skip
 

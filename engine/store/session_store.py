@@ -268,6 +268,21 @@ class SessionStore:
             ).fetchall()
         return [session_info(row) for row in rows]
 
+    def readable_sessions(self) -> tuple[list[SessionInfo], list[str]]:
+        """Every session whose row reads, and one line for each that does not (table, id and
+        what is wrong): one bad row never makes the others unreadable."""
+        with self._read() as conn:
+            rows = conn.execute(
+                f"SELECT {SESSION_COLUMNS} FROM sessions s ORDER BY s.created_at_ms, s.session_id"
+            ).fetchall()
+        sessions, problems = [], []
+        for row in rows:
+            try:
+                sessions.append(session_info(row))
+            except StoreError as error:
+                problems.append(str(error))
+        return sessions, problems
+
     def session_info(self, session_id: str) -> SessionInfo:
         with self._read() as conn:
             return self._session(conn, session_id)

@@ -8,22 +8,23 @@ one ErrorClass (provider-adapter-contract §6) so §3.4 can decide whether to fa
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 import anthropic
 import httpx2
 from anthropic.types import Message as APIMessage
 
-from engine.events import redact
 from engine.policy.summary_budget import SummaryCallPrice
+from engine.redaction import redact, register_secret
 from engine.summarizers.base import ErrorClass, SummarizerError, SummaryRequest, SummaryResult
-from engine.summarizers.pricing import ModelPrice, cost_of, price_for, usage_cost
+from engine.summarizers.pricing import CallUsage, ModelPrice, cost_of, price_for, usage_cost
 from engine.summarizers.request import (
     TRIM_TOOL_OUTPUT_TOKENS,
     MessagesRequest,
@@ -32,6 +33,7 @@ from engine.summarizers.request import (
     projected_input,
     usage_of,
 )
+from engine.summarizers.settings import BASE_URL_VARIABLE, check_base_url
 
 
 class _RedactingFilter(logging.Filter):
@@ -46,6 +48,8 @@ class _RedactingFilter(logging.Filter):
 
 for _name in ("anthropic", "anthropic._base_client"):
     logging.getLogger(_name).addFilter(_RedactingFilter())
+
+_T = TypeVar("_T")
 
 # The system prompt and the transcript's fence cost tokens the span's own count does not include.
 PROMPT_OVERHEAD_TOKENS = 600
@@ -87,11 +91,14 @@ class AnthropicSummarizer:
         self._price: ModelPrice = price if price is not None else price_for(model)
         self._timeout_s = timeout_s
         self._max_retries = max_retries
-        # The SDK's own resolution for api_key=None, needed to send the key as x-api-key and to
-        # redact it from messages. It is never stored anywhere a repr or log can reach.
-        self._secret = (
-            api_key if api_key is not None else os.environ.get("ANTHROPIC_API_KEY") or None
-        )
+        # A key passed in code is a secret like the environment's (engine.redaction).
+        register_secret(api_key)
+        # The endpoint, checked before the SDK sees it: a bad one is a ConfigError naming where
+        # it came from, never a traceback from deep in the HTTP client, never echoed whole.
+        if base_url is not None:
+            check_base_url(base_url, "summarizer.base_url")
+        elif os.environ.get(BASE_URL_VARIABLE):
+            check_base_url(os.environ[BASE_URL_VARIABLE], BASE_URL_VARIABLE)
         self._client = anthropic.AsyncAnthropic(
             api_key=api_key,  # None: the SDK reads ANTHROPIC_API_KEY (then its other sources)
             base_url=base_url,  # None: the SDK reads ANTHROPIC_BASE_URL
@@ -125,7 +132,7 @@ class AnthropicSummarizer:
             session_prefix=self.session_prefix,
         )
         started = time.perf_counter()
-        response = await self._create(body, request.max_tokens)
+        response = await self._within_deadline(self._create(body, request.max_tokens))
         latency_ms = round((time.perf_counter() - started) * 1000)
         return self._result(response, latency_ms)
 
@@ -163,8 +170,10 @@ class AnthropicSummarizer:
     async def count_tokens(self, text: str) -> int | None:
         """The API's count for `text` as one user message, or None: callers fall back to len/3."""
         try:
-            counted = await self._counting_client.messages.count_tokens(
-                model=self.model, messages=[{"role": "user", "content": text}]
+            counted = await self._within_deadline(
+                self._counting_client.messages.count_tokens(
+                    model=self.model, messages=[{"role": "user", "content": text}]
+                )
             )
             tokens = counted.input_tokens
         except Exception:
@@ -173,6 +182,19 @@ class AnthropicSummarizer:
 
     async def aclose(self) -> None:
         await self._client.close()
+
+    async def _within_deadline(self, call: Awaitable[_T]) -> _T:
+        """`call` bounded as a whole by timeout_s: the SDK's timeout is per read (a server that
+        trickles a byte at a time never trips it) and its retries each get a new one. On the
+        deadline the call is cancelled, which closes its connection."""
+        try:
+            return await asyncio.wait_for(call, self._timeout_s)
+        except TimeoutError:
+            raise self._failure(
+                ErrorClass.NETWORK,
+                f"timeout: no complete answer within {self._timeout_s}s (the whole call, "
+                "retries included; summarizer.timeout_s)",
+            ) from None
 
     async def _create(self, body: MessagesRequest, max_tokens: int) -> object:
         extra: dict[str, Any] = {"tools": body.tools} if body.tools else {}
@@ -192,10 +214,11 @@ class AnthropicSummarizer:
         # (fields None) for JSON of the wrong shape, so the shape is checked here.
         if not isinstance(response, APIMessage):
             raise self._bad_response("response body is not a JSON message")
+        # The counts as reported: engine.summary_checks judges them against the request (a
+        # count that is missing, negative or absurd is charged at the request's bound).
+        reported = _reported_usage(response.usage)
         usage = usage_of(response.usage)
-        if usage is None:
-            raise self._bad_response("response has no usable usage counts")
-        cost = usage_cost(self._price, usage)  # §12.5: each kind at its own rate
+        cost = usage_cost(self._price, usage) if usage is not None else Decimal(0)  # §12.5
         content: Any = response.content
         if not isinstance(content, list):
             raise self._bad_response("response has no content list", billed_cost_usd=cost)
@@ -211,11 +234,11 @@ class AnthropicSummarizer:
         return SummaryResult(
             text=text,
             model=self.name,
-            tokens_in=usage.prompt_tokens,
-            tokens_out=usage.output_tokens,
+            tokens_in=usage.prompt_tokens if usage is not None else reported.input_tokens,
+            tokens_out=reported.output_tokens,
             cost_usd=cost,
             latency_ms=latency_ms,
-            usage=usage,
+            usage=reported,
         )
 
     def _error(self, exc: Exception) -> SummarizerError:
@@ -229,11 +252,25 @@ class AnthropicSummarizer:
     def _failure(
         self, error_class: ErrorClass, message: str, *, billed_cost_usd: Decimal = Decimal(0)
     ) -> SummarizerError:
-        if self._secret:
-            message = message.replace(self._secret, "[redacted]")  # a server may echo what it got
+        # A server may echo what it got: the key, the token, the custom headers' values.
         return SummarizerError(
-            error_class, f"{self.name}: {message}", billed_cost_usd=billed_cost_usd
+            error_class, redact(f"{self.name}: {message}"), billed_cost_usd=billed_cost_usd
         )
+
+
+def _reported_usage(usage: object) -> CallUsage:
+    """The response's usage counts exactly as sent (unchecked: any value, None when absent;
+    the cache counts 0 when absent, as a response without caching omits them)."""
+    return CallUsage(
+        input_tokens=getattr(usage, "input_tokens", None),  # type: ignore[arg-type]
+        output_tokens=getattr(usage, "output_tokens", None),  # type: ignore[arg-type]
+        cache_write_tokens=_or_zero(getattr(usage, "cache_creation_input_tokens", None)),
+        cache_read_tokens=_or_zero(getattr(usage, "cache_read_input_tokens", None)),
+    )
+
+
+def _or_zero(value: Any) -> Any:
+    return 0 if value is None else value
 
 
 def classify_exception(exc: BaseException, *, timeout_s: float) -> tuple[ErrorClass, str]:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from engine.errors import ConfigError
+from engine.redaction import looks_like_credential, register_secret
 from engine.summarizers.base import Summarizer
 
 KNOB = "summarizer.import"
@@ -44,6 +45,9 @@ def summarizer_from_factory(
     import_path: str, model: str, options: Mapping[str, object] | None = None
 ) -> Summarizer:
     factory = load_factory(import_path)
+    for name, value in (options or {}).items():
+        if looks_like_credential(name):  # a gateway's key or token: a secret (engine.redaction)
+            register_secret(value)
     try:
         made = factory(model, **dict(options or {}))
     except Exception as error:

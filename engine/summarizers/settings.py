@@ -22,6 +22,38 @@ _IMPORT_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 # http(s), and no spaces or control characters (it is shown in the app and the CLI).
 _URL = re.compile(r"^https?://[^\s\x00-\x1f\x7f-\x9f]+$")
 
+BASE_URL_VARIABLE = "ANTHROPIC_BASE_URL"  # the SDK's own, read when no base_url is set
+
+
+def check_base_url(url: object, knob: str) -> None:
+    """An Anthropic-compatible endpoint: an http(s) URL with a host, no spaces or controls (it is
+    shown in the app and the CLI), no user name or password. ConfigError naming `knob` otherwise;
+    the URL is never echoed (it may hold a password)."""
+    if not isinstance(url, str) or not _URL.match(url):
+        scheme = url.partition("://")[0] if isinstance(url, str) and "://" in url else ""
+        if scheme and scheme.isascii() and scheme.isalnum() and len(scheme) <= 16:
+            raise ConfigError(knob, f"scheme {scheme!r} is not supported: use http:// or https://")
+        raise ConfigError(knob, "is not an http:// or https:// URL without spaces or controls")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - parsing the port is the check (a bad one raises ValueError)
+    except ValueError:
+        raise ConfigError(
+            knob, "is not a valid URL (a stray bracket or a bad port?): fix its host and port"
+        ) from None
+    # Credentials in the URL would be shown wherever the setting is (status, the app's settings
+    # screen): refused, without echoing them.
+    if "@" in parts.netloc:
+        raise ConfigError(
+            knob, "holds a user name or password; put the key in ANTHROPIC_API_KEY instead"
+        )
+    if not parts.hostname:
+        raise ConfigError(knob, "has no host name")
+
+
+# Where a price came from, as the app and CLI say it (issue 18).
+
+
 # Where a price came from, as the app and CLI say it.
 PRICE_TABLE = "price table"
 PRICE_STATED = "price you set"
@@ -80,15 +112,7 @@ class SummarizerSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unkno
                 "summarizer.import", f"{self.import_path!r} is not 'package.module:factory'"
             )
         if self.base_url is not None:
-            if not _URL.match(self.base_url):
-                raise ConfigError("summarizer.base_url", "is not an http(s) URL")
-            # Credentials in the URL would be shown wherever the setting is (status, the app's
-            # settings screen): refused, without echoing them.
-            if "@" in urlsplit(self.base_url).netloc:
-                raise ConfigError(
-                    "summarizer.base_url",
-                    "holds a user name or password; put the key in ANTHROPIC_API_KEY instead",
-                )
+            check_base_url(self.base_url, "summarizer.base_url")
         if isinstance(self.timeout_s, bool) or not 0 < self.timeout_s <= 3600:
             raise ConfigError("summarizer.timeout_s", f"{self.timeout_s!r} must be in (0, 3600]")
 

@@ -179,6 +179,7 @@ def last_compaction_json(
         "history_tokens_after": record.history_tokens_after,
         "cost_usd": str(record.cost_usd),
         "usage": None if usage is None else msgspec.to_builtins(usage),
+        "notes": list(record.notes),
         "saved_tokens": savings.saved_tokens if savings else None,
         "saved_usd_per_turn": str(savings.saved_usd_per_turn) if savings else None,
         "break_even_turns": savings.break_even_turns if savings else None,
@@ -191,7 +192,17 @@ def cmd_status(
 ) -> int:
     settings = resolve_config(workspace, flags=flags)
     with open_store(workspace) as store:
-        sessions = [session_status(store, info, settings) for info in store.list_sessions()]
+        # One bad row (a hand-edited spend, a message that does not decode) is named and
+        # skipped; the other sessions are shown.
+        infos, bad_rows = store.readable_sessions()
+        sessions = []
+        for info in infos:
+            try:
+                sessions.append(session_status(store, info, settings))
+            except StoreError as error:
+                bad_rows.append(str(error))
+        for problem in bad_rows:
+            warn(f"skipped a bad row: {one_line(problem)}")
         if as_json:
             emit_json(
                 {
@@ -204,6 +215,7 @@ def cmd_status(
                     "config": settings.to_json(),
                     "workspace_trust": msgspec.to_builtins(settings.trust),
                     "sessions": sessions,
+                    "bad_rows": bad_rows,
                 },
                 out,
             )
@@ -274,14 +286,15 @@ def last_text(last: dict[str, Any]) -> str:
         f"compaction {last['compaction_id']}: {last['strategy'] or 'summarize'} ({last['kind']}), "
         f"{last['history_tokens_before']:,} -> {last['history_tokens_after']:,} tokens"
     )
+    notes = "".join(f"; {one_line(note)}" for note in last.get("notes") or ())
     if last["saved_tokens"] is None:
-        return f"{head}, cost ${last['cost_usd']}"
+        return f"{head}, cost ${last['cost_usd']}{notes}"
     even = last["break_even_turns"]
     pays = "never pays back" if even is None else f"paid back after {even} more turn(s)"
     return (
         f"{head}: saved {last['saved_tokens']:,} tokens, "
         f"${Decimal(last['saved_usd_per_turn']):.4f} a turn at {last['priced_at']} cache-read "
-        f"rates; cost ${last['cost_usd']}; {pays}"
+        f"rates; cost ${last['cost_usd']}; {pays}{notes}"
     )
 
 
@@ -379,6 +392,8 @@ async def compact_or_preview(
                 tokens_out=record.span_token_count_out,
                 cost_usd=str(record.cost_usd),
                 spent_usd=str(manager.spent_usd),
+                # engine.summary_checks: a summary cut to its budget, usage charged at the bound.
+                notes=list(prepared.notes),
             )
     finally:
         await manager.aclose()
@@ -403,6 +418,8 @@ async def compact_or_preview(
     )
     if not dry_run:
         out.write(f"  summary    {summary['tokens_out']:,} tokens\n")
+        for note in summary["notes"]:
+            out.write(f"  note       {one_line(note)}\n")
     return 0
 
 

@@ -26,7 +26,13 @@ from metis_compaction_tui.safe_text import neutralise
 _LOST_ERRNOS = frozenset({errno.EPIPE, errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG})
 # Inside encoded JSON these can only be in strings (the structure is ASCII), so escaping them
 # keeps it valid JSON that decodes to the same data.
-_JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+# Bidi controls, zero-width and other invisible characters, tag characters, variation selectors
+# and blank fillers (safe_text's list) included: an astral one as its UTF-16 pair of escapes.
+_JSON_UNSAFE = re.compile(
+    "[\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u2028-\u202e\u2060-\u206f\u2800\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb"
+    "\U000e0000-\U000e007f\U000e0100-\U000e01ef]"
+)
 _SURROGATES = re.compile("[\ud800-\udfff]")
 
 
@@ -35,8 +41,9 @@ class OutputLost(Exception):
 
 
 def one_line(value: object) -> str:
-    """A data field shown on one line: controls visible, newline and tab folded."""
-    return neutralise(str(value), single_line=True)
+    """A data field shown on one line: controls and hiding characters visible, newline and tab
+    folded, and (safe_text's `exact`) two different values never shown the same."""
+    return neutralise(str(value), single_line=True, exact=True)
 
 
 def block(value: object) -> str:
@@ -109,7 +116,14 @@ def json_text(data: object) -> str:
     except UnicodeEncodeError:
         encoded = msgspec.json.encode(_scrub(msgspec.to_builtins(data)))
     text = msgspec.json.format(encoded, indent=2).decode()
-    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return _JSON_UNSAFE.sub(lambda m: _json_escape(ord(m.group())), text)
+
+
+def _json_escape(code: int) -> str:
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 def emit_json(data: object, out: TextIO) -> None:
@@ -117,10 +131,13 @@ def emit_json(data: object, out: TextIO) -> None:
 
 
 def warn(text: str) -> None:
-    """One message on stderr, neutralised; a lost stderr is ignored (there is nowhere to say so)."""
+    """One message on stderr, redacted (engine.redaction: an error may quote what a server echoed)
+    and neutralised; a lost stderr is ignored (there is nowhere to say so)."""
+    from engine import redact
+
     err = Output(sys.stderr)
     try:
-        err.write(text + "\n")
+        err.write(redact(text) + "\n")
         err.flush()
     except OutputLost:
         pass

@@ -76,6 +76,7 @@ class LastCompaction(Strict):
     history_tokens_after: int
     cost_usd: str
     usage: CallUsage | None
+    notes: list[str]  # engine.summary_checks: a summary cut, usage charged at the bound
     saved_tokens: int | None
     saved_usd_per_turn: str | None
     break_even_turns: int | None
@@ -145,6 +146,7 @@ class Status(Strict):
     config: dict[str, Setting]
     workspace_trust: WorkspaceTrust
     sessions: list[SessionStatus]
+    bad_rows: list[str]  # rows that could not be read, named; the rest are shown
 
 
 class CacheListRow(Strict):

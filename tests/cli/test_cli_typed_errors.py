@@ -35,6 +35,7 @@ def test_typed_errors_are_one_line_and_the_right_code(
 
     monkeypatch.setattr(SessionStore, "session_info", fail)
     monkeypatch.setattr(SessionStore, "list_sessions", fail)
+    monkeypatch.setattr(SessionStore, "readable_sessions", fail)  # status's first read
     argv = [command, str(tmp_path)] if command == "status" else [command, SESSION, str(tmp_path)]
     assert main(argv) == code
     err = capsys.readouterr().err
