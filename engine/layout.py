@@ -1,4 +1,5 @@
-"""The workspace layout: the one module that knows where things live under `<workspace>/.metis/`.
+"""The workspace layout: the one module that knows where things live under `<workspace>/.metis/`,
+and in the user's own config folder (their config file, their trust records).
 
 Everything else asks here, so a file can move (or a new one join, e.g. config.yaml) in one place.
 Path arithmetic, plus a file's identity (to notice a file replaced under an open connection).
@@ -12,7 +13,8 @@ from pathlib import Path
 METIS_DIR = ".metis"
 STORE_FILE = "sessions.sqlite"  # the live session store shared with metis dev
 CACHE_FILE = "compaction-cache.sqlite"  # the §5 summary cache
-CONFIG_FILE = "config.yaml"  # the workspace's settings
+CONFIG_FILE = "config.yaml"  # the workspace's settings; the user's own have the same name
+APP_DIR = "metis-compaction-tui"  # the user's config folder, under $XDG_CONFIG_HOME
 SIMULATOR_LOG = "simulator.log"  # the demo's simulated metis dev writes here
 SPEND_JOURNAL_DIR = "unrecorded-spend"  # paid spend a locked store could not take yet
 APP_ERROR_LOG = "app-errors.log"  # tracebacks of the app's unexpected errors, never the screen
@@ -35,6 +37,19 @@ def cache_path(workspace: Path | str) -> Path:
 
 def config_path(workspace: Path | str) -> Path:
     return metis_dir(workspace) / CONFIG_FILE
+
+
+def user_config_dir() -> Path:
+    """$XDG_CONFIG_HOME/metis-compaction-tui (an absolute one), else ~/.config/... (XDG Base
+    Directory spec). Read from the process's environment: it is the user's, never a setting."""
+    xdg = os.environ.get("XDG_CONFIG_HOME", "")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".config"
+    return base / APP_DIR
+
+
+def user_config_path() -> Path:
+    """The user's own settings: the workspace file's schema, below it in precedence."""
+    return user_config_dir() / CONFIG_FILE
 
 
 def spend_journal_dir(workspace: Path | str) -> Path:

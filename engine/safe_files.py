@@ -6,7 +6,8 @@ may be a symbolic link to a file of the user's, a FIFO that blocks a reader fore
 that never ends (/dev/zero), or a folder. The rule, in one place:
 
 - read: opened with O_NOFOLLOW | O_NONBLOCK (a link is refused, a FIFO does not block the open),
-  then fstat-checked as a regular file, and read to at most `limit` bytes;
+  then fstat-checked as a regular file, and read to at most `limit` bytes; a file in the user's
+  own config folder may be a link (`follow_links`), and what it leads to is checked the same way;
 - within: the folder holding the file resolves inside the workspace (a `.metis` that is a link to
   somewhere else is refused);
 - SQLite files (a store or cache and its -wal, -shm, -journal) are written by SQLite itself, which
@@ -64,16 +65,19 @@ def check_within(path: Path, workspace: Path) -> None:
         raise FileRefused(path, f"its folder resolves to {folder}, outside the workspace {root}")
 
 
-def open_regular(path: Path, *, workspace: Path | None = None) -> int:
+def open_regular(path: Path, *, workspace: Path | None = None, follow_links: bool = False) -> int:
     """A read-only descriptor of `path`, a regular file (FileNotFoundError when there is none).
-    The caller closes it."""
+    The caller closes it. `follow_links`: a link is followed, for a file in the user's own
+    folder (dotfile managers make links there); what it leads to must still be a regular file."""
     if workspace is not None:
         check_within(path, workspace)
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    if not follow_links:
+        flags |= os.O_NOFOLLOW
     try:
         fd = os.open(path, flags)
     except OSError as error:
-        if error.errno == errno.ELOOP:  # O_NOFOLLOW met a link
+        if error.errno == errno.ELOOP and not follow_links:  # O_NOFOLLOW met a link
             raise FileRefused(
                 path, "is a symbolic link; it is read only as a regular file"
             ) from None
@@ -81,7 +85,8 @@ def open_regular(path: Path, *, workspace: Path | None = None) -> int:
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise FileRefused(path, f"is {kind_of(mode)}, not a regular file")
+            linked = " a symbolic link to" if follow_links and os.path.islink(path) else ""
+            raise FileRefused(path, f"is{linked} {kind_of(mode)}, not a regular file")
     except BaseException:
         os.close(fd)
         raise
@@ -89,11 +94,16 @@ def open_regular(path: Path, *, workspace: Path | None = None) -> int:
 
 
 def read_regular(
-    path: Path, limit: int, *, workspace: Path | None = None, what: str = "a file here"
+    path: Path,
+    limit: int,
+    *,
+    workspace: Path | None = None,
+    what: str = "a file here",
+    follow_links: bool = False,
 ) -> bytes:
     """The bytes of the regular file `path`, at most `limit` of them: a longer file is refused
     (FileRefused), never read whole. FileNotFoundError when there is none."""
-    fd = open_regular(path, workspace=workspace)
+    fd = open_regular(path, workspace=workspace, follow_links=follow_links)
     try:
         size = os.fstat(fd).st_size
         if size > limit:

@@ -1,13 +1,16 @@
 """`<workspace>/.metis/config.yaml` (§11: where operators tune a workspace), resolved with the
-environment and command-line flags into the knobs and summarizer settings, each with its origin.
+user's own config file, the environment and command-line flags into the knobs and summarizer
+settings, each with its origin.
 
 Precedence, highest first: a flag (`--set KEY=VALUE`) > the environment (`METIS_<KEY>`, dots as
 underscores, e.g. METIS_COMPACTION_THRESHOLD_TOKENS, METIS_SUMMARIZER_BASE_URL,
-METIS_SUMMARIZER_PRICE_INPUT_PER_MTOK) > the workspace file > the default. A knob nothing sets
-keeps the session's own stored value where there is a session (`ResolvedConfig.apply`).
+METIS_SUMMARIZER_PRICE_INPUT_PER_MTOK) > the workspace file > the user's file
+(`engine.layout.user_config_path`) > the default. A knob nothing sets keeps the session's own
+stored value where there is a session (`ResolvedConfig.apply`).
 
-The file is read with `msgspec.yaml` into typed structs that refuse unknown keys; every error is a
-`ConfigFileError` naming the file, the line and the key (or the variable or the flag).
+Both files are read with `msgspec.yaml` into the same typed structs, which refuse unknown keys;
+every error is a `ConfigFileError` naming the file, the line and the key (or the variable or the
+flag). Only the workspace file's settings can need trust (engine.workspace_trust).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import msgspec
 
 from engine.config import CompactionConfig
 from engine.errors import ConfigError, StoreError
-from engine.layout import METIS_DIR, config_path
+from engine.layout import METIS_DIR, config_path, user_config_path
 from engine.safe_files import FileRefused, read_regular
 from engine.summarizers.settings import StatedPrice, SummarizerSettings
 from engine.workspace_trust import (
@@ -44,7 +47,8 @@ ENV_PREFIX = "METIS_"
 MAX_FILE_BYTES = 256 * 1024
 
 DEFAULT = "default"
-FILE = "file"
+USER_FILE = "user_file"  # the user's own config file
+FILE = "file"  # the workspace's
 ENVIRONMENT = "environment"
 FLAG = "flag"
 SESSION = "session"  # a stored session's own knob, which nothing above overrode
@@ -120,11 +124,14 @@ def env_name(key: str) -> str:
 
 
 class Origin(msgspec.Struct, frozen=True):
-    kind: str  # default | file | environment | flag | session
+    kind: str  # default | user_file | file | environment | flag | session
     where: str = ""  # "<file>:<line>", "METIS_X", "--set x"
 
     def __str__(self) -> str:
-        return f"{self.kind} {self.where}".strip()
+        return f"{_LABELS.get(self.kind, self.kind)} {self.where}".strip()
+
+
+_LABELS = {USER_FILE: "user file"}  # the words a kind is shown with, where they differ
 
 
 class ConfigFileError(ConfigError):
@@ -143,6 +150,20 @@ class ConfigFileError(ConfigError):
 _AT_PATH = re.compile(r" - at `\$((?:\.[^`.\[]+|\[\d+\])*)`$")
 _UNKNOWN = re.compile(r"Object contains unknown field `([^`]+)`")
 _YAML_LINE = re.compile(r"line (\d+), column (\d+)")
+
+
+def read_user_config_bytes(path: Path) -> bytes | None:
+    """The user's own config file's exact bytes (None when absent): a regular file within the
+    same bound as a workspace's. A link is followed (dotfile managers make them), but it must
+    lead to a regular file: a FIFO, a device or a folder is refused without being read."""
+    try:
+        return read_regular(path, MAX_FILE_BYTES, what="a config file", follow_links=True)
+    except FileNotFoundError:
+        return None
+    except FileRefused as refused:
+        raise ConfigFileError("(file)", refused.what, where=str(path)) from None
+    except OSError as error:
+        raise ConfigFileError("(file)", f"unreadable: {error.strerror}", where=str(path)) from None
 
 
 def read_config_bytes(path: Path) -> bytes | None:
@@ -436,6 +457,8 @@ class ResolvedConfig(msgspec.Struct, frozen=True, kw_only=True):
 
     path: Path
     file_found: bool
+    user_path: Path  # the user's own config file (engine.layout.user_config_path)
+    user_file_found: bool
     config: CompactionConfig
     summarizer: SummarizerSettings
     origins: dict[str, Origin]  # by dotted key: every knob, every summarizer setting
@@ -447,7 +470,7 @@ class ResolvedConfig(msgspec.Struct, frozen=True, kw_only=True):
         self.trust.require(command)
 
     def overrides(self) -> dict[str, Any]:
-        """The knobs something set (flag, environment, file): what they change in a session."""
+        """The knobs something set (flag, environment, a file): what they change in a session."""
         return {
             knob: getattr(self.config, knob) for knob in KNOBS if self.origins[knob].kind != DEFAULT
         }
@@ -488,14 +511,17 @@ class ResolvedConfig(msgspec.Struct, frozen=True, kw_only=True):
 
     def describe(self, stored: CompactionConfig | None = None) -> list[tuple[str, str, str]]:
         """(key, value as text, origin as text) for each knob and summarizer setting."""
+        return [(key, value, str(origin)) for key, value, origin in self._rows(stored)]
+
+    def _rows(self, stored: CompactionConfig | None) -> list[tuple[str, str, Origin]]:
         config = self.config if stored is None else self.apply(stored)
         origins = self.origins_for(stored)
-        rows: list[tuple[str, str, str]] = []
+        rows: list[tuple[str, str, Origin]] = []
         for key in (*KNOBS, *(k for k in SETTABLE_KEYS if k.startswith("summarizer."))):
             if key == "summarizer.model":
                 continue  # the same as compaction_model
             value = getattr(config, key) if key in KNOBS else self._summarizer_value(key)
-            rows.append((key, "-" if value is None else str(value), str(origins[key])))
+            rows.append((key, "-" if value is None else str(value), origins[key]))
         return rows
 
     def _summarizer_value(self, key: str) -> object:
@@ -508,13 +534,9 @@ class ResolvedConfig(msgspec.Struct, frozen=True, kw_only=True):
     def to_json(self, stored: CompactionConfig | None = None) -> dict[str, Any]:
         """{key: {"value": ..., "origin": kind, "where": ...}} (docs/cli-json.md)."""
         return {
-            key: {"value": value, "origin": origin.split(" ", 1)[0], "where": _where(origin)}
-            for key, value, origin in self.describe(stored)
+            key: {"value": value, "origin": origin.kind, "where": origin.where}
+            for key, value, origin in self._rows(stored)
         }
-
-
-def _where(origin: str) -> str:
-    return origin.split(" ", 1)[1] if " " in origin else ""
 
 
 def resolve_config(
@@ -523,14 +545,23 @@ def resolve_config(
     flags: Mapping[str, str] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> ResolvedConfig:
-    """The knobs and summarizer settings for `workspace`: flag > environment > file > default.
-    `flags` are dotted keys with text values (parse_flags); `environ` defaults to os.environ."""
+    """The knobs and summarizer settings for `workspace`: flag > environment > workspace file >
+    the user's file > default. `flags` are dotted keys with text values (parse_flags); `environ`
+    defaults to os.environ (the user's file is found from the process's own, as trust records)."""
+    user_path = user_config_path()
+    user_raw = read_user_config_bytes(user_path)
+    user_layer, user_lines = parse_config(user_raw, user_path)
     path = config_path(workspace)
     raw = read_config_bytes(path)
     file_layer, lines = parse_config(raw, path)
     env_values = environment_values(os.environ if environ is None else environ)
     flag_values = dict(flags or {})
+    user_values = _flat(user_layer)
     layers: list[tuple[dict[str, Any], dict[str, Origin]]] = [
+        (
+            user_values,
+            {k: Origin(USER_FILE, f"{user_path}:{user_lines.get(k, 0)}") for k in user_values},
+        ),
         (_flat(file_layer), {k: Origin(FILE, f"{path}:{lines.get(k, 0)}") for k in lines}),
         (
             _flat(_text_layer(env_values, {k: env_name(k) for k in env_values})),
@@ -546,23 +577,37 @@ def resolve_config(
     for layer_values, layer_origins in layers:  # lowest first: each later one wins
         for key, value in layer_values.items():
             values[key] = value
-            origins[key] = layer_origins.get(key, Origin(FILE, str(path)))
+            origins[key] = layer_origins[key]
+    files = _Files(path, raw is not None, user_path, user_raw is not None)
     # Every value is checked, a withheld one too: a bad file is named whether trusted or not.
-    resolved = _build(path, raw is not None, dict(values), dict(origins))
-    in_force = [key for key in layers[0][0] if origins[key].kind == FILE]
-    trust = assess(workspace, raw, layers[0][0], in_force, lines)
+    resolved = _build(files, dict(values), dict(origins))
+    file_values = layers[1][0]
+    in_force = [key for key in file_values if origins[key].kind == FILE]
+    trust = assess(workspace, raw, file_values, in_force, lines)
     if not trust.withheld:
         return msgspec.structs.replace(resolved, trust=trust)
-    # engine.workspace_trust: an untrusted file's gated settings are not applied.
+    # engine.workspace_trust: an untrusted file's gated settings are not applied; what the
+    # user's own file sets for the key applies instead, as if the workspace file did not set it.
     for key in trust.withheld:
-        del values[key]
-        origins[key] = Origin(DEFAULT)
-    return _build(path, True, values, origins, trust)
+        if key in user_values:
+            values[key], origins[key] = user_values[key], layers[0][1][key]
+        else:
+            del values[key]
+            origins[key] = Origin(DEFAULT)
+    return _build(files, values, origins, trust)
+
+
+class _Files(msgspec.Struct, frozen=True):
+    """The two config files resolved, and whether each was there."""
+
+    path: Path
+    found: bool
+    user_path: Path
+    user_found: bool
 
 
 def _build(
-    path: Path,
-    found: bool,
+    files: _Files,
     values: dict[str, Any],
     origins: dict[str, Origin],
     trust: WorkspaceTrust | None = None,
@@ -626,12 +671,14 @@ def _build(
         raise fail(error.knob, str(error).split(": ", 1)[-1]) from None
     origins.setdefault("summarizer.options", Origin(DEFAULT))
     return ResolvedConfig(
-        path=path,
-        file_found=found,
+        path=files.path,
+        file_found=files.found,
+        user_path=files.user_path,
+        user_file_found=files.user_found,
         config=config,
         summarizer=settings,
         origins=origins,
-        trust=trust or assess(path.parent.parent, None, {}, (), {}),
+        trust=trust or assess(files.path.parent.parent, None, {}, (), {}),
     )
 
 

@@ -6,7 +6,9 @@ The rule, in one place (`is_gated`): from a workspace file, `summarizer.import` 
 imported and called), `summarizer.options` (what that factory is given), `summarizer.base_url`
 (where the session and the API key go), and a `compaction_model` / `summarizer.model` whose
 provider is not built in (only an imported factory could serve it) are trust-gated. The same
-settings from the environment or a flag are the user's own and need no trust.
+settings from the user's own config file, the environment or a flag are the user's own and need
+no trust; a workspace file's gated value still does when the user's file sets the same key, as
+the workspace's would win over it.
 
 `metis-compaction-tui trust WS` records the sha256 of the file's bytes, keyed by the resolved
 workspace path, in the user's own config folder ($XDG_CONFIG_HOME/metis-compaction-tui, else
@@ -29,10 +31,9 @@ import msgspec
 
 from engine.config import KNOWN_MODEL_PREFIXES
 from engine.errors import ConfigError
-from engine.layout import config_path
+from engine.layout import config_path, user_config_dir
 from engine.safe_files import read_regular
 
-APP_DIR = "metis-compaction-tui"
 TRUSTED_DIR = "trusted-workspaces"
 RECORD_MAX_BYTES = 64 * 1024
 PROG = "metis-compaction-tui"
@@ -64,14 +65,6 @@ def gated_keys(values: Mapping[str, object]) -> tuple[str, ...]:
 
 
 # -- where trust is recorded ----------------------------------------------------------------------
-
-
-def user_config_dir() -> Path:
-    """$XDG_CONFIG_HOME/metis-compaction-tui (an absolute one), else ~/.config/... (XDG Base
-    Directory spec). Read from the process's environment: it is the user's, never a setting."""
-    xdg = os.environ.get("XDG_CONFIG_HOME", "")
-    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".config"
-    return base / APP_DIR
 
 
 def digest(raw: bytes) -> str:
