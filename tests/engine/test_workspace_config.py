@@ -1,14 +1,17 @@
 """`.metis/config.yaml` (§11): every knob and the summarizer settings, errors naming file, line
-and key, and precedence flag > environment > file > default with each value's origin."""
+and key, and precedence flag > environment > workspace file > the user's file > default with each
+value's origin; the user's own file needs no trust, and is read within the same bounds."""
 
 from __future__ import annotations
 
+import os
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
 from engine.config import CompactionConfig
+from engine.layout import user_config_path
 from engine.summarizers import price_origin
 from engine.workspace_config import (
     KNOBS,
@@ -302,3 +305,194 @@ def test_with_no_model_named_the_summarizer_settings_serve_each_sessions_model(
     named = resolve_config(tmp_path, environ={})
     assert named.summarizer.model == "acme:small"
     assert make_summarizer("local:extractive", named.summarizer).name == "local:extractive"
+
+
+# -- the user's own config file ($XDG_CONFIG_HOME/metis-compaction-tui/config.yaml) -------------
+
+
+def write_user(text: str) -> Path:
+    """The user's own file, in the test's own XDG_CONFIG_HOME (tests/conftest.py)."""
+    path = user_config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_the_user_file_lives_in_the_users_config_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    assert user_config_path() == tmp_path / "xdg" / "metis-compaction-tui" / "config.yaml"
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for unset_or_relative in ("", "relative/xdg"):  # the XDG spec: only an absolute one counts
+        monkeypatch.setenv("XDG_CONFIG_HOME", unset_or_relative)
+        expected = tmp_path / "home" / ".config" / "metis-compaction-tui" / "config.yaml"
+        assert user_config_path() == expected
+
+
+def test_precedence_is_flag_environment_workspace_file_user_file_session_default(
+    tmp_path: Path,
+) -> None:
+    user = write_user(
+        "compaction_threshold_tokens: 35000\n"
+        "compaction_hard_cap_tokens: 85000\n"
+        "compaction_preserve_recent_turns: 6\n"
+        "compaction_cache_max_rows: 9\n"
+        "compaction_max_summary_tokens: 1200\n"
+    )
+    path = write(
+        tmp_path,
+        "compaction_threshold_tokens: 40000\n"
+        "compaction_cache_max_rows: 7\n"
+        "compaction_preserve_recent_turns: 4\n",
+    )
+    environ = {
+        env_name("compaction_threshold_tokens"): "50000",
+        env_name("compaction_preserve_recent_turns"): "3",
+    }
+    resolved = resolve_config(
+        tmp_path, flags=parse_flags(["threshold_tokens=60000"]), environ=environ
+    )
+    assert resolved.user_file_found and resolved.user_path == user
+    config = resolved.config
+    assert config.compaction_threshold_tokens == 60_000  # flag over all four below it
+    assert config.compaction_preserve_recent_turns == 3  # environment over both files
+    assert config.compaction_cache_max_rows == 7  # workspace file over the user's
+    assert config.compaction_hard_cap_tokens == 85_000  # the user's file over the default
+    assert config.compaction_max_summary_tokens == 1200
+    assert config.compaction_strategy == "summarize"  # nothing set it
+    origins = {key: str(origin) for key, origin in resolved.origins.items()}
+    assert origins["compaction_threshold_tokens"] == "flag --set compaction_threshold_tokens"
+    assert origins["compaction_cache_max_rows"] == f"file {path}:2"
+    assert origins["compaction_hard_cap_tokens"] == f"user file {user}:2"
+    assert origins["compaction_max_summary_tokens"] == f"user file {user}:5"
+    assert origins["compaction_strategy"] == "default"
+    shown = resolved.to_json()
+    assert shown["compaction_hard_cap_tokens"] == {
+        "value": "85000",
+        "origin": "user_file",
+        "where": f"{user}:2",
+    }
+    assert shown["compaction_cache_max_rows"]["origin"] == "file"
+    # A stored session: the user's file sets a knob over the session's own; what nothing sets
+    # stays the session's.
+    stored = CompactionConfig(compaction_hard_cap_tokens=99_000, compaction_summary_payback_turns=7)
+    applied = resolved.apply(stored)
+    assert applied.compaction_hard_cap_tokens == 85_000
+    assert applied.compaction_summary_payback_turns == 7
+    session_origins = resolved.origins_for(stored)
+    assert session_origins["compaction_hard_cap_tokens"].kind == "user_file"
+    assert session_origins["compaction_summary_payback_turns"].kind == "session"
+    # Layer by layer down: without the flag the environment, then the workspace file, then the
+    # user's file, then the default.
+    assert resolve_config(tmp_path, environ=environ).config.compaction_threshold_tokens == 50_000
+    assert resolve_config(tmp_path, environ={}).config.compaction_threshold_tokens == 40_000
+    path.unlink()
+    assert resolve_config(tmp_path, environ={}).config.compaction_threshold_tokens == 35_000
+    user.unlink()
+    assert resolve_config(tmp_path, environ={}).config.compaction_threshold_tokens == 30_000
+
+
+def test_the_users_endpoint_and_import_apply_without_trust(tmp_path: Path) -> None:
+    write_user(
+        'compaction_model: "acme:small"\n'
+        "summarizer:\n"
+        '  import: "tests.plugins.acme:make"\n'
+        "  options: {fee_usd: '0.004'}\n"
+        '  base_url: "http://127.0.0.1:9"\n'
+    )
+    resolved = resolve_config(tmp_path, environ={})
+    assert resolved.summarizer.import_path == "tests.plugins.acme:make"
+    assert resolved.summarizer.options == {"fee_usd": "0.004"}
+    assert resolved.summarizer.base_url == "http://127.0.0.1:9"
+    assert resolved.config.compaction_model == "acme:small"
+    assert resolved.trust.state == "no file" and not resolved.trust.withheld
+    assert resolved.manager_kwargs("compact")["summarizer_settings"] == resolved.summarizer
+
+
+def test_the_same_settings_in_an_untrusted_workspace_file_are_refused(tmp_path: Path) -> None:
+    user = write_user('summarizer:\n  base_url: "http://127.0.0.1:9"\n')
+    path = write(
+        tmp_path,
+        "compaction_cache_max_rows: 7\n"
+        "summarizer:\n"
+        '  base_url: "http://127.0.0.1:8"\n'
+        '  import: "tests.plugins.acme:make"\n',
+    )
+    resolved = resolve_config(tmp_path, environ={})
+    # The workspace's endpoint would win over the user's, so it needs trust all the same.
+    assert resolved.trust.state == "untrusted"
+    assert resolved.trust.withheld == ("summarizer.import", "summarizer.base_url")
+    assert resolved.trust.withheld_at == (f"{path}:4", f"{path}:3")
+    with pytest.raises(WorkspaceUntrusted) as refused:
+        resolved.manager_kwargs("compact")
+    assert str(refused.value).startswith(f"{path}:4: summarizer.import (+1 more): ")
+    # Withheld, the workspace's values are as if unset: the user's endpoint shows, no import.
+    assert resolved.summarizer.base_url == "http://127.0.0.1:9"
+    assert str(resolved.origins["summarizer.base_url"]) == f"user file {user}:2"
+    assert resolved.summarizer.import_path is None
+    assert resolved.origins["summarizer.import"].kind == "default"
+    assert resolved.config.compaction_cache_max_rows == 7  # not gated: applies untrusted
+    trust_workspace(tmp_path)
+    trusted = resolve_config(tmp_path, environ={})
+    assert trusted.summarizer.base_url == "http://127.0.0.1:8"
+    assert trusted.summarizer.import_path == "tests.plugins.acme:make"
+    assert str(trusted.origins["summarizer.base_url"]) == f"file {path}:3"
+
+
+def user_error(text: str, tmp_path: Path) -> str:
+    write_user(text)
+    with pytest.raises(ConfigFileError) as raised:
+        resolve_config(tmp_path, environ={})
+    return str(raised.value)
+
+
+def test_the_user_files_errors_name_it_by_line_and_key(tmp_path: Path) -> None:
+    user = user_config_path()
+    unknown = user_error("# mine\ncompaction_treshold: 1\n", tmp_path)
+    assert unknown.startswith(f"{user}:2: compaction_treshold: unknown key; the keys here are ")
+    bad = user_error("compaction_cache_max_rows: lots\n", tmp_path)
+    assert bad == f"{user}:1: compaction_cache_max_rows: 'lots' is not a whole number"
+    twice = user_error("compaction_cache_max_rows: 1\ncompaction_cache_max_rows: 2\n", tmp_path)
+    assert twice == (f"{user}:2: compaction_cache_max_rows: set twice (lines 1 and 2); keep one")
+    bomb = user_error('a: &a ["x", "x"]\nb: [*a, *a]\n', tmp_path)
+    assert bomb.startswith(f"{user}:2: (YAML alias): ")
+    clash = user_error("compaction_hard_cap_tokens: 2000\n", tmp_path)
+    assert clash.startswith(f"{user}:1: compaction_hard_cap_tokens: 2000 must be above ")
+    big = user_error("# " + "x" * 300_000 + "\n", tmp_path)
+    assert big.startswith(f"{user}: (file): ") and "a config file is at most 262,144" in big
+
+
+def test_a_user_file_that_is_a_fifo_or_a_link_to_a_device_is_refused_unread(
+    tmp_path: Path,
+) -> None:
+    user = user_config_path()
+    user.parent.mkdir(parents=True)
+    os.mkfifo(user)  # opened without O_NONBLOCK, this would wait for a writer forever
+    with pytest.raises(ConfigFileError) as raised:
+        resolve_config(tmp_path, environ={})
+    assert str(raised.value) == (f"{user}: (file): is a named pipe (FIFO), not a regular file")
+    user.unlink()
+    user.symlink_to("/dev/zero")  # read whole, this would never end
+    with pytest.raises(ConfigFileError) as raised:
+        resolve_config(tmp_path, environ={})
+    assert str(raised.value) == (
+        f"{user}: (file): is a symbolic link to a device, not a regular file"
+    )
+    user.unlink()
+    user.mkdir()
+    with pytest.raises(ConfigFileError, match="is a folder, not a regular file"):
+        resolve_config(tmp_path, environ={})
+
+
+def test_a_user_file_linked_to_a_regular_file_is_read(tmp_path: Path) -> None:
+    """Dotfile managers keep the real file elsewhere and link it into ~/.config."""
+    dotfiles = tmp_path / "dotfiles" / "metis.yaml"
+    dotfiles.parent.mkdir()
+    dotfiles.write_text("compaction_cache_max_rows: 11\n")
+    user = user_config_path()
+    user.parent.mkdir(parents=True)
+    user.symlink_to(dotfiles)
+    resolved = resolve_config(tmp_path, environ={})
+    assert resolved.config.compaction_cache_max_rows == 11
+    assert str(resolved.origins["compaction_cache_max_rows"]) == f"user file {user}:1"
