@@ -69,6 +69,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "metis_dir",
         "simulator_log_path",
         "store_path",
+        "user_config_path",
     ),
     "engine.manager": ("SessionManager",),
     "engine.messages": (

@@ -212,6 +212,8 @@ def cmd_status(
                     "schema_version": SCHEMA_VERSION,
                     "config_file": str(settings.path),
                     "config_file_found": settings.file_found,
+                    "user_config_file": str(settings.user_path),
+                    "user_config_file_found": settings.user_file_found,
                     "config": settings.to_json(),
                     "workspace_trust": msgspec.to_builtins(settings.trust),
                     "sessions": sessions,
@@ -228,9 +230,11 @@ def cmd_status(
 
 
 def write_settings_text(settings: ResolvedConfig, out: TextIO) -> None:
-    """What the flags, environment and workspace file set, each with where it came from."""
+    """What the flags, environment and config files set, each with where it came from."""
     found = "" if settings.file_found else " (absent)"
     out.write(f"config     {one_line(str(settings.path))}{found}\n")
+    if settings.user_file_found:
+        out.write(f"user config {one_line(str(settings.user_path))}\n")
     if settings.trust.state == "untrusted":
         out.write(f"  trust    {one_line(settings.trust.note() or 'workspace config untrusted')}\n")
     for key, value, origin in settings.describe():

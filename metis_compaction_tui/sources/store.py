@@ -30,6 +30,7 @@ from engine import (
     record_path,
     resolve_config,
     store_path,
+    user_config_path,
 )
 from metis_compaction_tui.sources.base import (
     ActionRefused,
@@ -57,11 +58,12 @@ def _store_errors() -> tuple[type[BaseException], ...]:
     return (StoreError, sqlite3.Error, OSError)
 
 
-def _stamp(path: Path) -> object:
+def _stamp(path: Path, *, follow: bool = False) -> object:
     """A file's version: the config file, and the user's trust record (`trust` in another
-    terminal changes what applies without changing the file)."""
+    terminal changes what applies without changing the file). `follow`: the user's own config
+    file, which may be a link to the file that changes."""
     try:
-        stat = os.lstat(path)
+        stat = os.stat(path) if follow else os.lstat(path)
     except OSError:
         return None
     return (stat.st_mtime_ns, stat.st_size, stat.st_ino)
@@ -106,7 +108,11 @@ class StoreSource:
     def settings(self) -> ResolvedConfig:
         """Read again only when the file changed; a bad file is the source's problem, shown
         in the banner with its file, line and key, until it is fixed."""
-        stamp = tuple(_stamp(p) for p in (config_path(self.workspace), record_path(self.workspace)))
+        stamp = (
+            _stamp(config_path(self.workspace)),
+            _stamp(record_path(self.workspace)),
+            _stamp(user_config_path(), follow=True),
+        )
         cached = self._settings
         if cached is not None and cached[0] == stamp:
             return cached[1]

@@ -85,7 +85,7 @@ class LastCompaction(Strict):
 
 class Setting(Strict):
     value: str
-    origin: str  # default | file | environment | flag | session
+    origin: str  # default | user_file | file | environment | flag | session
     where: str
 
 
@@ -143,6 +143,8 @@ class Status(Strict):
     schema_version: int
     config_file: str
     config_file_found: bool
+    user_config_file: str
+    user_config_file_found: bool
     config: dict[str, Setting]
     workspace_trust: WorkspaceTrust
     sessions: list[SessionStatus]
