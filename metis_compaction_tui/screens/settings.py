@@ -29,8 +29,8 @@ def settings_text(data: SessionData) -> Text:
     if data.settings_file:
         text.append(f"config file  {safe_line(data.settings_file)}\n", style="dim")
         text.append(
-            "precedence   flag > environment (METIS_*) > config.yaml > the session's own > "
-            "default\n",
+            "precedence   flag > environment (METIS_*) > config.yaml > your user config > "
+            "the session's own > default\n",
             style="dim",
         )
     if data.price_origin:
