@@ -162,3 +162,28 @@ async def test_an_untrusted_workspace_is_shown_as_such_and_compact_now_refuses(
         await pilot.pause()
         assert screen.state == "ready", screen.state
         assert screen.endpoint.startswith("imported summarizer tests.plugins.acme:make")
+
+
+def test_the_app_reads_the_settings_again_when_the_users_file_changes(tmp_path: Path) -> None:
+    """The user's own config file, kept elsewhere and linked in as dotfile managers do: a change
+    to the file the link leads to is seen, with the user file's origin."""
+    from engine.layout import user_config_path
+    from metis_compaction_tui.sources.store import StoreSource
+
+    (tmp_path / "ws").mkdir()
+    workspace = acme_workspace(tmp_path / "ws")
+    dotfile = tmp_path / "dotfiles" / "metis.yaml"
+    dotfile.parent.mkdir()
+    dotfile.write_text("compaction_cache_max_rows: 11\n")
+    user = user_config_path()
+    user.parent.mkdir(parents=True, exist_ok=True)  # trust records may be there already
+    user.symlink_to(dotfile)
+    source = StoreSource(workspace)
+    first = source.settings()
+    assert first.config.compaction_cache_max_rows == 11
+    assert str(first.origins["compaction_cache_max_rows"]) == f"user file {user}:1"
+    assert source.settings() is first  # unchanged: not read again
+    dotfile.write_text("# now\ncompaction_cache_max_rows: 12345\n")
+    again = source.settings()
+    assert again.config.compaction_cache_max_rows == 12_345
+    assert str(again.origins["compaction_cache_max_rows"]) == f"user file {user}:2"
