@@ -14,7 +14,6 @@ import os
 import sys
 
 from metis_compaction_tui.statusline.render import (
-    AUTO_COMPACT_FRACTION,
     FIELD_NAMES,
     clean,
     render_json,
@@ -207,8 +206,14 @@ def claude_fields(raw: bytes, opts: Options) -> dict[str, object] | None:
         f["window_from"] = "claude-code"
     f["window"] = window
     if window:
-        auto_at = int(window * AUTO_COMPACT_FRACTION)
-        f["auto_at"] = auto_at
+        # The point Claude Code compacts at, by its documented rule (statusline.auto_compact).
+        from metis_compaction_tui.statusline.auto_compact import auto_compact_point
+
+        point = auto_compact_point(window, got.project_dir or None)
+        auto_at = point.at
+        f["auto_at"], f["auto_window"], f["auto_from"] = auto_at, point.window, point.source
+        if point.notes and not f["note"]:
+            f["note"] = clean(point.notes[0], 120)
         if ctx is not None:
             f["ctx_pct"] = _pct(ctx, window)
             f["auto_pct"] = _pct(ctx, auto_at)

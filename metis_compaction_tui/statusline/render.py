@@ -5,11 +5,6 @@ from __future__ import annotations
 
 from metis_compaction_tui.safe_text import neutralise
 
-# Claude Code compacts on its own when the context reaches about 80% of the window (it keeps the
-# rest for the summary call and the answer in flight); so the figure users need is how far that
-# point is, not how far 100% is. An estimate of the agent's behaviour, not a setting we read.
-AUTO_COMPACT_FRACTION = 0.80
-
 FIELD_NAMES = (
     "source",
     "model",
@@ -20,6 +15,8 @@ FIELD_NAMES = (
     "window_from",
     "ctx_pct",
     "auto_at",
+    "auto_window",
+    "auto_from",
     "auto_pct",
     "auto_left",
     "trigger",

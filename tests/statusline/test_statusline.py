@@ -91,10 +91,12 @@ def test_missing_transcript_still_shows_the_context_and_says_so(tmp_path: Path) 
     f = fields(stdin_json(tmp_path / "gone.jsonl", usage=USAGE))
     assert f["note"] == "transcript missing"
     assert f["ctx"] == 90010 and f["window"] == 200000 and f["ctx_pct"] == 45
-    assert f["auto_at"] == 160000 and f["auto_left"] == 160000 - 90010
+    # Claude Code's default point on a 200k window: 200k less 20k for the summary, 13k buffer.
+    assert f["auto_at"] == 167000 and f["auto_left"] == 167000 - 90010
+    assert f["auto_window"] == 200000 and f["auto_from"] == "default"
     assert f["trigger"] is None
     line = run(stdin_json(tmp_path / "gone.jsonl", usage=USAGE), "--no-color")
-    assert line.startswith("ctx 90k/200k 45% | auto-compact at 160k: 69k left")
+    assert line.startswith("ctx 90k/200k 45% | auto-compact at 167k: 76k left")
     assert "transcript missing" in line
 
 
@@ -231,7 +233,7 @@ def test_an_older_claude_code_gets_the_context_from_the_transcript(
     )
     f = fields(older_stdin(log))
     assert (f["ctx"], f["ctx_from"], f["window"]) == (recorded, "transcript", 200_000)
-    assert f["auto_left"] == 160_000 - recorded
+    assert f["auto_left"] == 167_000 - recorded
     assert run(older_stdin(log), "--no-color").startswith(f"ctx {short(recorded)}/~200k ")
     assert fields(older_stdin(log, "claude-sonnet-4-5[1m]"))["window"] == 1_000_000
     # 2.0.65 sent a context_window with its size and session totals, but no current_usage.
