@@ -84,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="a transcript file or a folder of them (default: ~/.claude/projects and "
         "~/.codex/sessions)",
     )
+    _workspace_flag(p, "path", "PATH")
     p.add_argument(
         "--scratch",
         type=Path,
@@ -153,19 +154,32 @@ def _workspace_args(p: argparse.ArgumentParser, what: str = "the workspace") -> 
     """One convention for every subcommand: the workspace (or transcript) as a trailing
     positional, with -w/--workspace accepted too. `resolve_workspace` merges the two."""
     p.add_argument("workspace", nargs="?", type=Path, default=None, help=f"{what} (default: .)")
+    _workspace_flag(p, "workspace", "WORKSPACE")
+
+
+def _workspace_flag(p: argparse.ArgumentParser, positional: str, metavar: str) -> None:
     p.add_argument(
-        "--workspace", "-w", dest="workspace_flag", type=Path, default=None, help="the same"
+        "--workspace",
+        "-w",
+        dest=f"{positional}_flag",
+        metavar=metavar,
+        type=Path,
+        default=None,
+        help=f"{metavar} given as an option instead (the two must not differ)",
     )
 
 
 def resolve_workspace(args: argparse.Namespace) -> None:
-    """Fold -w into the positional; both given and different is an error, not a guess."""
-    if not hasattr(args, "workspace_flag"):
-        return
-    positional, flag = args.workspace, args.workspace_flag
-    if positional is not None and flag is not None and positional != flag:
-        raise CliError(f"two workspaces given: {positional} and -w {flag}; give one")
-    args.workspace = positional or flag or Path(".")
+    """Fold -w into the positional; both given and different is an error, not a guess. The
+    default is the current folder, except for `inspect`'s PATH (its default folders)."""
+    for name in ("workspace", "path"):
+        if not hasattr(args, f"{name}_flag"):
+            continue
+        positional, flag = getattr(args, name), getattr(args, f"{name}_flag")
+        if positional is not None and flag is not None and positional != flag:
+            raise CliError(f"two {name}s given: {positional} and -w {flag}; give one")
+        chosen = positional or flag
+        setattr(args, name, chosen if chosen is not None or name == "path" else Path("."))
 
 
 def _number(kind: type[int] | type[float], low: float, *, above: bool = False):  # type: ignore[no-untyped-def]
@@ -272,7 +286,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as error:
         if not isinstance(error, user_errors()):
             raise
-        warn(f"{PROG}: {error}")
+        warn(f"{PROG}: {describe(error)}")
         return exit_codes.settle(exit_codes.USAGE)
     except KeyboardInterrupt:
         return exit_codes.settle(exit_codes.INTERRUPTED)
@@ -291,6 +305,15 @@ def user_errors() -> tuple[type[Exception], ...]:
         if isinstance(kind, type) and issubclass(kind, Exception):
             found.append(kind)
     return tuple(found)
+
+
+def describe(error: Exception) -> str:
+    """The error's line, naming a knob once: a config error from a flag is placed at
+    "--set KNOB", which already names the knob its message starts with."""
+    where, knob, detail = (getattr(error, a, None) for a in ("where", "knob", "detail"))
+    if isinstance(where, str) and isinstance(detail, str) and where == f"--set {knob}":
+        return f"{where}: {detail}"
+    return str(error)
 
 
 def _is_transcript(path: Path) -> bool:

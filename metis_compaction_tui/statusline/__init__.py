@@ -19,14 +19,20 @@ from metis_compaction_tui.statusline.render import (
     render_json,
     render_line,
     render_template,
+    unknown_fields,
 )
 
-USAGE = """usage: metis-compaction-tui statusline [WORKSPACE] [--session ID] [--format TEMPLATE]
-                                      [--json] [--no-color] [--width N] [--sync]
+USAGE = """usage: metis-compaction-tui statusline [WORKSPACE] [-w WORKSPACE] [--session ID]
+                                      [--format TEMPLATE] [--json] [--no-color] [--width N]
+                                      [--sync] [--settings]
 
 With no WORKSPACE: reads Claude Code's statusLine JSON on stdin and prints one line.
-With a metis WORKSPACE: the same line from its session store (--session picks one).
---format takes named fields in braces: {fields}.
+With a metis WORKSPACE (or -w/--workspace WORKSPACE): the same line from its session store
+(--session picks one; default: the most recently updated).
+--format TEMPLATE: named fields in braces, e.g. '{{model}} {{ctx}}/{{window}}'; token counts are
+  written as on the line (65k). The fields: {fields}.
+--json: every field as JSON. --sync: bring the saved figures up to date before printing.
+--settings: print the statusLine block for Claude Code's settings.json, naming this command.
 Colour is off with --no-color or NO_COLOR; the width is --width, else COLUMNS, else the terminal.
 """
 
@@ -39,6 +45,7 @@ class Options:
         "as_json",
         "colour",
         "own_process",
+        "print_settings",
         "refresh",
         "session",
         "sync",
@@ -52,6 +59,7 @@ class Options:
         self.session: str | None = None
         self.template: str | None = None
         self.as_json = False
+        self.print_settings = False
         self.colour = not os.environ.get("NO_COLOR")
         self.width: int | None = None
         self.sync = False
@@ -60,12 +68,18 @@ class Options:
         self.own_process = False  # run as the command: the process ends with this call
 
 
+_VALUED = ("--format", "--session", "--width", "--workspace", "-w")
+
+
 def parse_args(argv: list[str]) -> Options | str:
     """Options, or a message for a bad command line (argparse would cost more than the rest)."""
     opts = Options()
     args = list(argv)
     while args:
         arg = args.pop(0)
+        if arg.startswith("--") and "=" in arg and arg.split("=", 1)[0] in _VALUED:
+            arg, value = arg.split("=", 1)  # --format=TEMPLATE
+            args.insert(0, value)
         if arg in ("-h", "--help"):
             return USAGE.format(fields=", ".join(FIELD_NAMES))
         if arg == "--json":
@@ -74,14 +88,26 @@ def parse_args(argv: list[str]) -> Options | str:
             opts.colour = False
         elif arg == "--sync":
             opts.sync = True
-        elif arg in ("--format", "--session", "--width"):
+        elif arg == "--settings":
+            opts.print_settings = True
+        elif arg in _VALUED:
             if not args:
                 return f"statusline: {arg} needs a value"
             value = args.pop(0)
             if arg == "--format":
+                unknown = unknown_fields(value)
+                if unknown:
+                    return (
+                        f"statusline: --format: no field named {{{clean(unknown[0], 40)}}}; "
+                        f"the fields are {', '.join(FIELD_NAMES)}"
+                    )
                 opts.template = value
             elif arg == "--session":
                 opts.session = value
+            elif arg in ("-w", "--workspace"):
+                if opts.workspace is not None and opts.workspace != value:
+                    return "statusline: two workspaces given; give one"
+                opts.workspace = value
             elif not value.isdigit() or int(value) < 10:
                 return "statusline: --width needs a number of columns (10 or more)"
             else:
@@ -90,8 +116,8 @@ def parse_args(argv: list[str]) -> Options | str:
             return f"statusline: unknown option {clean(arg, 40)}"
         elif opts.workspace is None:
             opts.workspace = arg
-        else:
-            return "statusline: one workspace at most"
+        elif opts.workspace != arg:
+            return "statusline: two workspaces given; give one"
     return opts
 
 

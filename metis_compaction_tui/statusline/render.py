@@ -44,9 +44,29 @@ def clean(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+# The fields that count tokens: written as the line writes them (65k), in a template too.
+TOKEN_FIELDS = frozenset(
+    (
+        "ctx",
+        "window",
+        "auto_at",
+        "auto_window",
+        "auto_left",
+        "soft_in",
+        "pending",
+        "threshold",
+        "hard_cap",
+        "last_before",
+        "last_after",
+    )
+)
+
+
 def short(tokens: int | None) -> str:
     if tokens is None:
         return "?"
+    if tokens < 0:
+        return "-" + short(-tokens)
     if tokens >= 1_000_000:
         return f"{tokens / 1_000_000:.1f}M"
     if tokens >= 10_000:
@@ -157,9 +177,27 @@ def render_line(f: dict[str, object], width: int, colour: bool) -> str:
     return SEPARATOR.join(p.coloured() for p in parts)
 
 
+def _template_names(template: str) -> list[str]:
+    names = []
+    position = 0
+    while (start := template.find("{", position)) >= 0:
+        end = template.find("}", start)
+        if end < 0:
+            break
+        names.append(template[start + 1 : end])
+        position = end + 1
+    return names
+
+
+def unknown_fields(template: str) -> list[str]:
+    """The `{name}`s in a template that are not fields (a typo would print as written)."""
+    return [name for name in _template_names(template) if name not in FIELD_NAMES]
+
+
 def render_template(template: str, f: dict[str, object], width: int) -> str:
-    """`{name}` is replaced by the field; anything else is kept as written (no format specs:
-    the template is text, not code)."""
+    """`{name}` is replaced by the field (token counts as the line writes them); anything else
+    is kept as written (no format specs: the template is text, not code). Names are checked
+    when the command line is read (unknown_fields)."""
     out: list[str] = []
     position = 0
     while (start := template.find("{", position)) >= 0:
@@ -170,7 +208,12 @@ def render_template(template: str, f: dict[str, object], width: int) -> str:
         out.append(template[position:start])
         if name in f:
             value = f[name]
-            out.append("-" if value is None else clean(str(value)))
+            if value is None:
+                out.append("-")
+            elif name in TOKEN_FIELDS and isinstance(value, int):
+                out.append(short(value))
+            else:
+                out.append(clean(str(value)))
         else:
             out.append(template[start : end + 1])
         position = end + 1

@@ -315,9 +315,9 @@ def test_control_characters_are_neutralised(tmp_path: Path) -> None:
     raw = stdin_json(None, usage=USAGE, model={"display_name": "evil\x1b]0;owned\x07\u202e"})
     f = fields(raw)
     assert "\x1b" not in str(f["model"]) and "\u202e" not in str(f["model"])
-    line = run(raw, "--format", "{model} {ctx} {nope}")
+    line = run(raw, "--format", "{model} {ctx}")
     assert "\x1b" not in line and "\x07" not in line
-    assert line.endswith("90010 {nope}")
+    assert line.endswith(" 90k")
 
 
 def test_colour_follows_no_color_and_width(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -345,6 +345,32 @@ def test_template_fields(tmp_path: Path) -> None:
     assert line == f"45% | {f['trigger']} | 2/{f['our_compactions']}"
 
 
+def test_template_tokens_read_as_on_the_line(tmp_path: Path) -> None:
+    raw = stdin_json(tmp_path / "gone.jsonl", usage=USAGE)
+    line = run(raw, "--format", "{ctx}/{window} {auto_left} left of {auto_at} ({ctx_pct}%)")
+    assert line == "90k/200k 76k left of 167k (45%)"
+    # the line's own words for the same figures
+    assert "ctx 90k/200k 45% | auto-compact at 167k: 76k left" in run(raw, "--no-color")
+
+
+@pytest.mark.parametrize("template", ["{ctx} {nope}", "{auto left}", "{}"])
+def test_an_unknown_template_field_is_a_usage_error_naming_it(
+    template: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = io.StringIO()
+    assert main(["--format", template], io.BytesIO(b"{}"), out) == 2
+    assert out.getvalue() == ""
+    err = capsys.readouterr().err
+    name = template[template.rindex("{") : template.rindex("}") + 1]
+    assert f"no field named {name}" in err
+    assert "the fields are source, model, session, ctx," in err and "auto_left" in err
+
+
+def test_format_takes_the_equals_form_too(tmp_path: Path) -> None:
+    raw = stdin_json(tmp_path / "gone.jsonl", usage=USAGE)
+    assert run(raw, "--format={ctx}") == "90k"
+
+
 # -- a metis workspace ---------------------------------------------------------------------------
 
 
@@ -365,6 +391,8 @@ def test_a_metis_workspace(tmp_path: Path) -> None:
     assert f["compaction_usd"] == f"{info.spent_usd:.4f}"
     line = run(b"", str(tmp_path), "--no-color", "--width", "200")
     assert line.startswith("history ") and "ours: " in line
+    for flag in ("-w", "--workspace"):
+        assert run(b"", flag, str(tmp_path), "--no-color", "--width", "200") == line
     assert "no such session" in run(b"", str(tmp_path), "--session", "nope")
     assert "no metis store" in run(b"", str(tmp_path / "missing"))
 
