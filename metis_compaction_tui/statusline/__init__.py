@@ -121,6 +121,34 @@ def parse_args(argv: list[str]) -> Options | str:
     return opts
 
 
+COMMAND = "metis-compaction-tui"
+
+
+def command_path() -> list[str]:
+    """This command by absolute path, as the agent's shell is to run it: the console script
+    that is running (sys.argv[0]), else the one on PATH, else this interpreter with -m."""
+    import shutil
+
+    started = sys.argv[0] if sys.argv else ""
+    if os.path.basename(started) == COMMAND and os.path.isfile(started):
+        return [os.path.abspath(started)]
+    found = shutil.which(COMMAND)
+    if found:
+        return [os.path.abspath(found)]
+    return [os.path.abspath(sys.executable), "-m", "metis_compaction_tui.cli"]
+
+
+def settings_block() -> str:
+    """The `statusLine` entry for Claude Code's settings.json, naming this command (quoted for
+    the shell Claude Code runs it with)."""
+    import json
+    import shlex
+
+    command = " ".join(shlex.quote(part) for part in [*command_path(), "statusline"])
+    block = {"statusLine": {"type": "command", "command": command, "padding": 0}}
+    return json.dumps(block, indent=2)
+
+
 def line_width(opts: Options) -> int:
     """--width, COLUMNS, the controlling terminal (Claude Code's, since our stdout is a pipe)."""
     if opts.width:
@@ -337,6 +365,9 @@ def main(argv: list[str], stdin: object = None, stdout: object = None) -> int:
             return 0
         sys.stderr.write(opts + "\n")
         return 2
+    if opts.print_settings:
+        out.write(settings_block() + "\n")  # type: ignore[attr-defined]
+        return 0
     # Run as the command (not called with streams, not under a test's capture)?
     opts.own_process = stdout is None and sys.stdout is sys.__stdout__
     try:

@@ -559,3 +559,92 @@ def test_a_rewind_to_before_the_seam_is_read_again(tmp_path: Path, state_dir: Pa
     stepped = fields(stdin_json(log, usage=USAGE))
     os.environ["METIS_STATUSLINE_STATE_DIR"] = str(state_dir.parent / "fresh-2")
     assert stepped == fields(stdin_json(log, usage=USAGE))
+
+
+# -- statusline --settings -----------------------------------------------------------------------
+
+
+def documented_input(tmp_path: Path) -> bytes:
+    """Claude Code's statusLine input, every documented key (our own values)."""
+    return json.dumps(
+        {
+            "hook_event_name": "Status",
+            "session_id": "0b7e7d1c-0000-4000-8000-000000000002",
+            "transcript_path": str(tmp_path / "none.jsonl"),
+            "cwd": str(tmp_path),
+            "model": {"id": "claude-opus-4-1", "display_name": "Opus"},
+            "workspace": {"current_dir": str(tmp_path), "project_dir": str(tmp_path)},
+            "version": "2.1.0",
+            "output_style": {"name": "default"},
+            "cost": {
+                "total_cost_usd": 0.0123,
+                "total_duration_ms": 45000,
+                "total_api_duration_ms": 2300,
+                "total_lines_added": 156,
+                "total_lines_removed": 23,
+            },
+            "context_window": {
+                "total_input_tokens": 15234,
+                "total_output_tokens": 4521,
+                "context_window_size": 200000,
+                "used_percentage": 8,
+                "remaining_percentage": 92,
+                "current_usage": {
+                    "input_tokens": 8500,
+                    "output_tokens": 1200,
+                    "cache_creation_input_tokens": 5000,
+                    "cache_read_input_tokens": 2000,
+                },
+            },
+            "exceeds_200k_tokens": False,
+        }
+    ).encode()
+
+
+def settings_then_run(argv: list[str], tmp_path: Path, path: str) -> tuple[str, str]:
+    """The block `argv --settings` prints, and what its command prints, run by a shell as
+    Claude Code runs it, fed the documented input."""
+    env = {**os.environ, "PATH": path, "METIS_STATUSLINE_STATE_DIR": str(tmp_path / "state")}
+    env.pop("PYTHONPATH", None)
+    done = subprocess.run(
+        [*argv, "statusline", "--settings"], capture_output=True, env=env, check=True, cwd=tmp_path
+    )
+    block = json.loads(done.stdout)["statusLine"]
+    assert set(block) == {"type", "command", "padding"} and block["type"] == "command"
+    command = block["command"]
+    line = subprocess.run(
+        ["/bin/sh", "-c", command],
+        input=documented_input(tmp_path),
+        capture_output=True,
+        env={**env, "COLUMNS": "200", "NO_COLOR": "1"},
+        cwd="/",
+        check=True,
+        timeout=60,
+    ).stdout.decode()
+    return command, line
+
+
+def test_settings_names_the_installed_command_by_absolute_path(tmp_path: Path) -> None:
+    script = Path(sys.executable).with_name("metis-compaction-tui")
+    assert script.is_file()
+    command, line = settings_then_run([str(script)], tmp_path, "/usr/bin:/bin")
+    assert command == f"{script} statusline"
+    assert line.startswith("ctx 15k/200k 8% | auto-compact at 167k: 151k left"), line
+
+
+def test_settings_quotes_a_path_with_a_space(tmp_path: Path) -> None:
+    folder = tmp_path / "my tools"
+    folder.mkdir()
+    script = folder / "metis-compaction-tui"
+    script.write_bytes(Path(sys.executable).with_name("metis-compaction-tui").read_bytes())
+    script.chmod(0o755)
+    command, line = settings_then_run([str(script)], tmp_path, "/usr/bin:/bin")
+    assert command == f"'{script}' statusline"
+    assert line.startswith("ctx 15k/200k 8%"), line
+
+
+def test_settings_without_the_script_runs_this_interpreter(tmp_path: Path) -> None:
+    argv = [sys.executable, "-m", "metis_compaction_tui.cli"]
+    command, line = settings_then_run(argv, tmp_path, "/usr/bin:/bin")
+    assert command == f"{sys.executable} -m metis_compaction_tui.cli statusline"
+    assert line.startswith("ctx 15k/200k 8%"), line
