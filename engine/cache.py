@@ -8,7 +8,6 @@ with a `problem` the UI can show, until `reopen()` succeeds.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import sqlite3
@@ -17,13 +16,18 @@ import time
 from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-import aiosqlite
 import msgspec
 
 from engine.layout import file_identity
 from engine.row_check import MAX_SUMMARY_CHARS, BadRow, int_col, text_col
+
+if TYPE_CHECKING:
+    import aiosqlite
+
+# asyncio and aiosqlite (with ssl, about 200 modules) are imported by the async face only, when
+# it is used: the engine's synchronous users (the CLI, the store) never pay for them.
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -516,6 +520,8 @@ class AsyncCompactionCache(_CacheFace):
     failure surfaces as one `CacheUnavailable(problem)`, never a raw sqlite error."""
 
     def __init__(self, path: Path) -> None:
+        import asyncio
+
         super().__init__(path)
         self._lock = asyncio.Lock()  # one statement sequence at a time on the one connection
         self._conn: aiosqlite.Connection | None = None
@@ -588,6 +594,8 @@ class AsyncCompactionCache(_CacheFace):
                 return
             prepare_file(self.path)
             self._identity = file_identity(self.path)
+            import aiosqlite
+
             self._conn = conn = await aiosqlite.connect(self.path, isolation_level=None)
             steps, result = open_steps(), None
             try:

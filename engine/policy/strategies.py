@@ -29,8 +29,12 @@ from engine.history import History
 from engine.messages import Message, ToolResultContentBlock, ToolUseContentBlock
 from engine.policy.span import SpanPlan, plan_span
 from engine.policy.splice import SUMMARY_OPEN
-from engine.summarizers.extractive_pool import MASKED_PREFIX, key_lines
 from engine.tokens import estimate_text_tokens
+
+# How a masked tool result starts (engine.summarizers.extractive_pool reads it back). The pool's
+# key_lines is imported where a placeholder keeps key lines: a planner that never masks (the
+# status line's refresher) does not compile the offline summarizer's expressions.
+MASKED_PREFIX = "[tool result masked: "
 
 Strategy = Literal["summarize", "mask", "hybrid", "recompact"]
 Action = Literal["summarize", "mask"]
@@ -87,6 +91,8 @@ def placeholder(
         else "0" * 8
     )
     status = "error, " if is_error else ""
+    from engine.summarizers.extractive_pool import key_lines
+
     kept = " | ".join(key_lines(content)) if keys else ""
     return (
         f"{MASKED_PREFIX}{tool_name}, {status}{len(content):,} chars, {len(lines):,} lines, "

@@ -21,6 +21,7 @@ from engine.messages import (
     ToolResultContentBlock,
     ToolUseContentBlock,
 )
+from engine.policy.strategies import MASKED_PREFIX
 
 # Sections, in the order they are rendered.
 KEPT = "Kept at the user's request"
@@ -479,9 +480,8 @@ def _tool_call(
         pool.add(TOOLS, 700 if worked else 380, position, f"{command} → {outcome}")
 
 
-# engine.policy.strategies writes a masked tool result as this prefix, its first line and its
+# engine.policy.strategies writes a masked tool result as MASKED_PREFIX, its first line and its
 # key lines; read back here so a fold of masked copies still sees what they kept.
-MASKED_PREFIX = "[tool result masked: "
 _MASKED_LINES = re.compile(r"; first line: (.*?)(?:; key lines: (.*))?\]$", re.DOTALL)
 
 
