@@ -52,6 +52,7 @@ class Options:
         "template",
         "width",
         "workspace",
+        "ws_refresh",
     )
 
     def __init__(self) -> None:
@@ -65,6 +66,8 @@ class Options:
         self.sync = False
         # (state folder, transcript, model) when a refresher is to start once the line is out
         self.refresh: tuple[str, str, str] | None = None
+        # (state folder, workspace, session asked for): the same for a metis workspace
+        self.ws_refresh: tuple[str, str, str | None] | None = None
         self.own_process = False  # run as the command: the process ends with this call
 
 
@@ -275,15 +278,13 @@ def claude_fields(raw: bytes, opts: Options) -> dict[str, object] | None:
     return f
 
 
-def refresh_running(directory: str, path: str) -> bool:
-    """Is a refresher holding this transcript's lock? (Checked before spawning one, so a long
-    first read is not joined by a new process on every update.)"""
+def refresh_running(lock_file: str) -> bool:
+    """Is a refresher holding this lock? (Checked before spawning one, so a long first read is
+    not joined by a new process on every update.)"""
     import fcntl
 
-    from metis_compaction_tui.statusline.state import state_key
-
     try:
-        fd = os.open(os.path.join(directory, state_key(path) + ".lock"), os.O_RDONLY)
+        fd = os.open(lock_file, os.O_RDONLY)
     except OSError:
         return False
     try:
@@ -297,7 +298,7 @@ def refresh_running(directory: str, path: str) -> bool:
 
 REFRESHER = (
     "import os, sys\n"
-    "from metis_compaction_tui.statusline.refresh import main\n"
+    "from metis_compaction_tui.statusline.{module} import main\n"
     "os._exit(main(sys.argv[1:]))\n"  # its files are written and closed: skip the teardown
 )
 
@@ -305,13 +306,30 @@ REFRESHER = (
 def spawn_refresh(directory: str, path: str, model: str, *, own_process: bool = False) -> None:
     """Start the refresher detached (its own session, no stdio), so this call returns now and
     Claude Code never waits for a parse."""
-    if refresh_running(directory, path):
+    from metis_compaction_tui.statusline.state import state_key
+
+    if refresh_running(os.path.join(directory, state_key(path) + ".lock")):
         return  # one is reading this transcript now (a first read of a big file takes seconds)
+    _spawn("refresh", [directory, path, *([model] if model else [])], own_process)
+
+
+def spawn_ws_refresh(
+    directory: str, workspace: str, session: str | None, *, own_process: bool = False
+) -> None:
+    """The same for a metis workspace (statusline.workspace_refresh)."""
+    from metis_compaction_tui.statusline.workspace import state_file, store_file
+
+    lock = state_file(directory, store_file(workspace), session) + ".lock"
+    if refresh_running(lock):
+        return
+    args = [directory, os.path.abspath(workspace), *([session] if session is not None else [])]
+    _spawn("workspace_refresh", args, own_process)
+
+
+def _spawn(module: str, args: list[str], own_process: bool) -> None:
     # -P: the agent's working folder must not go first on sys.path (a project with its own
     # `engine/` or `msgspec.py` would be imported, and run, in our place).
-    argv = [sys.executable, "-P", "-c", REFRESHER, directory, path]
-    if model:
-        argv.append(model)
+    argv = [sys.executable, "-P", "-c", REFRESHER.format(module=module), *args]
     if any("\0" in arg for arg in argv):
         return  # a NUL byte (in the model id) cannot be passed: no refresh rather than no line
     env = dict(os.environ)
@@ -374,7 +392,7 @@ def main(argv: list[str], stdin: object = None, stdout: object = None) -> int:
         if opts.workspace is not None:
             from metis_compaction_tui.statusline.workspace import workspace_fields
 
-            fields = workspace_fields(opts.workspace, opts.session)
+            fields, opts.ws_refresh = workspace_fields(opts.workspace, opts.session, sync=opts.sync)
         else:
             source = stdin if stdin is not None else sys.stdin.buffer
             try:
@@ -400,14 +418,17 @@ def main(argv: list[str], stdin: object = None, stdout: object = None) -> int:
     except (OSError, ValueError):
         pass  # Claude Code cancelled us: nobody is reading
     own_process = opts.own_process
-    if opts.refresh is not None:
+    if opts.refresh is not None or opts.ws_refresh is not None:
         if own_process:
             # Our stdio goes before the refresher starts: a child holding the agent's pipe
             # until it execs would hold its read of our line open as long (waiting for a core
             # on a loaded machine). Nothing is written after this.
             _let_go_of_stdio()
         try:
-            spawn_refresh(*opts.refresh, own_process=own_process)
+            if opts.refresh is not None:
+                spawn_refresh(*opts.refresh, own_process=own_process)
+            else:
+                spawn_ws_refresh(*opts.ws_refresh, own_process=own_process)  # type: ignore[misc]
         except Exception:
             pass  # the next call tries again
     if own_process:

@@ -106,6 +106,8 @@ def segments(f: dict[str, object]) -> list[Segment]:
     out: list[Segment] = []
     ctx, window = f["ctx"], f["window"]
     if f["source"] == "metis":
+        if ctx is None:  # no session read: what went wrong is the whole line
+            return [Segment((str(f["note"] or "no figures"), "dim"))]
         out.append(
             Segment(
                 (f"history {short(ctx)} (pending {short(f['pending'])}", None),  # type: ignore[arg-type]
@@ -134,7 +136,8 @@ def segments(f: dict[str, object]) -> list[Segment]:
         detail = f", soft in {short(f['soft_in'])}" if f["soft_in"] is not None else ""  # type: ignore[arg-type]
         out.append(Segment(("ours: ", None), (str(trigger), colour), (detail, None)))
     if f["source"] == "metis":
-        out.append(Segment((f"compactions {f['our_compactions']}", None)))
+        if f["our_compactions"] is not None:
+            out.append(Segment((f"compactions {f['our_compactions']}", None)))
     elif f["agent_compactions"] is not None:
         out.append(
             Segment(

@@ -383,18 +383,78 @@ def test_a_metis_workspace(tmp_path: Path) -> None:
         info = store.list_sessions()[0]
         plan = store.plan(info.session_id)
         compactions = [c for c in store.compactions(info.session_id) if not c.undone]
-    f = json.loads(run(b"", str(tmp_path), "--json", "--session", info.session_id))
+    f = json.loads(run(b"", str(tmp_path), "--json", "--sync", "--session", info.session_id))
     assert f["source"] == "metis" and f["session"] == info.session_id
     assert f["pending"] == plan.decision.pending_history_tokens
     assert f["our_compactions"] == len(compactions) > 0
     assert f["last_after"] == compactions[-1].record.history_tokens_after
     assert f["compaction_usd"] == f"{info.spent_usd:.4f}"
-    line = run(b"", str(tmp_path), "--no-color", "--width", "200")
+    line = run(b"", str(tmp_path), "--no-color", "--width", "200", "--sync")
     assert line.startswith("history ") and "ours: " in line
+    assert run(b"", str(tmp_path), "--no-color", "--width", "200") == line  # saved, current
     for flag in ("-w", "--workspace"):
         assert run(b"", flag, str(tmp_path), "--no-color", "--width", "200") == line
     assert "no such session" in run(b"", str(tmp_path), "--session", "nope")
     assert "no metis store" in run(b"", str(tmp_path / "missing"))
+
+
+def test_a_workspace_line_reads_the_row_and_refreshes_the_rest_when_the_store_moved(
+    tmp_path: Path, state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.layout import store_path
+    from engine.store import SessionStore
+    from engine.tokens import estimate_message_tokens
+    from metis_compaction_tui.statusline import workspace as ws
+    from metis_compaction_tui.statusline.workspace_refresh import compute_fields
+    from tests.history_builders import SID, chat, new_store
+
+    # the fast half's store path is the engine's
+    assert ws.store_file(str(tmp_path)) == str(store_path(tmp_path.resolve()))
+    store = new_store(tmp_path)
+    first = chat(3)
+    for message in first:
+        store.append_message(SID, message, estimate_message_tokens(message))
+    # before any refresh: the row's context and spend, a note, and a refresher to start
+    spawned: list[tuple[object, ...]] = []
+    monkeypatch.setattr(statusline, "start_detached", lambda *a, **k: spawned.append(a))
+    f = json.loads(run(b"", str(tmp_path), "--json"))
+    assert f["note"] == "reading store…" and f["pending"] is None
+    assert f["ctx"] == store.session_info(SID).total_tokens
+    assert len(spawned) == 1 and "workspace_refresh" in spawned[0][0][3]  # type: ignore[index]
+    # the refresher's work, done here as the spawned process does it
+    argv = spawned[0][0][4:]  # type: ignore[index]
+    from metis_compaction_tui.statusline.workspace_refresh import main as refresher
+
+    assert refresher(list(argv)) == 0  # type: ignore[arg-type]
+    spawned.clear()
+    f = json.loads(run(b"", str(tmp_path), "--json"))
+    assert f == compute_fields(str(tmp_path), None) and spawned == []
+    # a message appended: the saved figures with the row's fresh context, and one refresher,
+    # unless the last refresh ended less than twice its run time ago
+    more = chat(1, prefix="n")[0]
+    store.append_message(SID, more, estimate_message_tokens(more))
+    state = Path(ws.state_file(str(state_dir), ws.store_file(str(tmp_path)), None))
+    saved = json.loads(state.read_text())
+    state.write_text(json.dumps({**saved, "took_ms": 3_600_000}))  # a refresh of an hour
+    g = json.loads(run(b"", str(tmp_path), "--json"))
+    assert g["ctx"] == store.session_info(SID).total_tokens > f["ctx"]  # type: ignore[operator]
+    assert g["pending"] == f["pending"] and spawned == []
+    os.utime(state, (0, 0))  # ...that ended long ago
+    assert json.loads(run(b"", str(tmp_path), "--json")) == g and len(spawned) == 1
+    assert refresher(list(spawned[0][0][4:])) == 0  # type: ignore[index]
+    assert json.loads(run(b"", str(tmp_path), "--json")) == compute_fields(str(tmp_path), None)
+    store.close()
+    # a corrupt or foreign state file is ignored, never shown
+    state.write_text('{"version": 1, "fields": {"note": 5}}')
+    assert json.loads(run(b"", str(tmp_path), "--json"))["note"] == "reading store…"
+    with SessionStore.open(tmp_path) as again:
+        assert again.session_info(SID).message_count == len(first) + 1
+
+
+def test_a_file_that_is_no_store_gives_a_note(tmp_path: Path) -> None:
+    (tmp_path / ".metis").mkdir()
+    (tmp_path / ".metis" / "sessions.sqlite").write_bytes(b"not sqlite at all" * 100)
+    assert "metis store" in json.loads(run(b"", str(tmp_path), "--json"))["note"]
 
 
 # -- the command ---------------------------------------------------------------------------------
@@ -463,17 +523,18 @@ def test_no_second_refresher_while_one_holds_the_lock(
     log = tmp_path / "s.jsonl"
     write(log, ClaudeCodeWriter(3), 3, "w")
     fields(stdin_json(log, usage=USAGE))  # makes the state folder and the lock file
-    assert not refresh_running(str(state_dir), str(log))
-    with open(state_dir / (state_key(str(log)) + ".lock"), "a+b") as held:
+    lock = state_dir / (state_key(str(log)) + ".lock")
+    assert not refresh_running(str(lock))
+    with open(lock, "a+b") as held:
         fcntl.flock(held.fileno(), fcntl.LOCK_EX)
-        assert refresh_running(str(state_dir), str(log))
+        assert refresh_running(str(lock))
         write(log, ClaudeCodeWriter(4), 1)
         spawned: list[object] = []
         with monkeypatch.context() as patch:
             patch.setattr(statusline, "start_detached", lambda *a, **k: spawned.append(a))
             assert run(stdin_json(log, usage=USAGE), "--no-color")  # prints,
             assert spawned == []  # and spawns nothing while the lock is held
-    assert not refresh_running(str(state_dir), str(log))
+    assert not refresh_running(str(lock))
     with monkeypatch.context() as patch:  # the lock released: the grown file is read again
         patch.setattr(statusline, "start_detached", lambda *a, **k: spawned.append(a))
         assert run(stdin_json(log, usage=USAGE), "--no-color")
