@@ -19,6 +19,7 @@ import sys
 
 from metis_compaction_tui.cli import exit_codes
 from metis_compaction_tui.cli.errors import CliError
+from metis_compaction_tui.cli.overview import COMMAND_HELP, DESCRIPTION, EPILOG, PROG, USAGE
 from metis_compaction_tui.defaults import DEFAULT_LIMIT, DEMO_PACE, DEMO_TURNS, LOCAL_MODEL
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (--help pays for argparse)
@@ -32,37 +33,16 @@ if TYPE_CHECKING:
 # Each subcommand imports what it uses when it runs (the store, the importers, asyncio, the
 # app): `status --help` pays for argparse, not for the rest.
 
-PROG = "metis-compaction-tui"
 SUBCOMMANDS = ("open", "demo", "inspect", "status", "compact", "undo", "cache", "simulate")
-
-
-_HELP = {
-    "open": "open the inspector app on a workspace",
-    "demo": "a temporary workspace with a simulated metis dev, and the app on it",
-    "inspect": "the app on Claude Code / Codex transcripts, live; what-ifs never touch the file",
-    "status": "each session's pressure, watermark, trigger decision and spend",
-    "compact": "compact a session now (--dry-run: the span, tokens, cost, cache hit; no write)",
-    "undo": "undo a session's latest compaction",
-    "cache": "the workspace's compaction cache",
-    "simulate": "run the simulated metis dev alone (for a second terminal)",
-    # Listed for --help only: `main` in cli/__init__.py runs it before this parser is built.
-    "statusline": "one line for Claude Code's statusLine (JSON on stdin) or a metis workspace",
-}
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole parser, or with `only` the subcommand named there in full and the others as
     their names and one-line help (what the top-level --help lists): a command builds (and
     imports) what its own options need, not every other's."""
-    parser = argparse.ArgumentParser(
-        prog=PROG,
-        usage=f"{PROG} [WORKSPACE]  |  {PROG} COMMAND [options]",
-        description="Inspect and drive session compaction for metis dev. With no subcommand, "
-        "open the inspector app on WORKSPACE (default: the current directory).",
-        epilog=f"`{PROG} WORKSPACE` is `{PROG} open WORKSPACE`; every subcommand has --help.",
-    )
+    parser = argparse.ArgumentParser(prog=PROG, usage=USAGE, description=DESCRIPTION, epilog=EPILOG)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", prog=PROG)
-    for name, help_text in _HELP.items():
+    for name, help_text in COMMAND_HELP.items():
         build = _BUILDERS.get(name)
         if build is None or (only is not None and name != only):
             sub.add_parser(name, add_help=False, help=help_text)

@@ -461,6 +461,20 @@ def test_help_names_what_each_option_takes_and_cites_no_spec_section(
         assert "-w PATH" in text
 
 
+@pytest.mark.parametrize("columns", ["50", "80", "100", "160"])
+def test_the_quick_help_page_is_argparses_page(
+    columns: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--help` alone is written without argparse (cli.overview): the same page, any width."""
+    from metis_compaction_tui.cli import main as entry
+
+    monkeypatch.setenv("COLUMNS", columns)
+    assert entry(["--help"]) == 0
+    fast = capsys.readouterr().out
+    assert fast == cli.build_parser(only="").format_help()
+    assert all(name in fast for name in (*cli.SUBCOMMANDS, "statusline"))
+
+
 def test_inspect_takes_its_path_with_w_too(tmp_path: Path) -> None:
     parser = cli.build_parser()
     args = parser.parse_args(["inspect", "-w", str(tmp_path)])
