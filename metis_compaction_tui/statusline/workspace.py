@@ -43,9 +43,15 @@ def state_file(directory: str, store: str, session_arg: str | None) -> str:
     return os.path.join(directory, state_key(f"{store}\0{session_arg or ''}") + ".ws.json")
 
 
+# The schema this reads (engine.store.schema.SCHEMA_VERSION; the test checks they agree). A store
+# of another version, or a file that is not one, is left to the engine, which says what to do.
+SCHEMA_VERSION = 2
+UNREADABLE = "unreadable"
+
+
 def probe(store: str, session_arg: str | None) -> list[object] | str | None:
     """The chosen session's counters (a list, JSON-comparable), None when there is no such
-    session, or a note when the store cannot be read."""
+    session, a note when there is no store, or UNREADABLE (the engine is to say why)."""
     import sqlite3
 
     if not os.path.isfile(store):
@@ -53,15 +59,17 @@ def probe(store: str, session_arg: str | None) -> list[object] | str | None:
     try:
         # mode=rw: never creates a file that went away meanwhile; a reader takes no write lock.
         conn = sqlite3.connect(f"file:{_uri_path(store)}?mode=rw", uri=True, timeout=1.0)
-    except sqlite3.Error as exc:
-        return f"no metis store ({type(exc).__name__})"
+    except sqlite3.Error:
+        return UNREADABLE
     try:
+        if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+            return UNREADABLE
         if session_arg is None:
             row = conn.execute(_PROBE + _LATEST).fetchone()
         else:
             row = conn.execute(_PROBE + " WHERE session_id = ?", (session_arg,)).fetchone()
-    except sqlite3.Error as exc:
-        return f"not a metis store ({clean(str(exc), 40)})"
+    except sqlite3.Error:
+        return UNREADABLE
     finally:
         conn.close()
     return None if row is None else list(row)
@@ -114,6 +122,10 @@ def workspace_fields(
     f["source"] = "metis"
     store = store_file(workspace)
     now = probe(store, session_arg)
+    if now == UNREADABLE:  # rare: the engine's own words for what is wrong with the file
+        from metis_compaction_tui.statusline.workspace_refresh import compute_fields
+
+        return compute_fields(workspace, session_arg), None
     if isinstance(now, str):
         f["note"] = now
         return f, None

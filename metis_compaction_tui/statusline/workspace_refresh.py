@@ -40,7 +40,7 @@ def compute_fields(workspace: str, session_id: str | None) -> dict[str, object]:
     try:
         store = SessionStore.open(Path(workspace))
     except Exception as exc:
-        f["note"] = f"no metis store ({clean(str(exc), 60)})"
+        f["note"] = f"no metis store ({clean(str(exc), 200)})"
         return f
     with store:
         chosen = choose_session(store.list_sessions(), session_id)

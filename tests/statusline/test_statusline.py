@@ -403,13 +403,15 @@ def test_a_workspace_line_reads_the_row_and_refreshes_the_rest_when_the_store_mo
 ) -> None:
     from engine.layout import store_path
     from engine.store import SessionStore
+    from engine.store.schema import SCHEMA_VERSION
     from engine.tokens import estimate_message_tokens
     from metis_compaction_tui.statusline import workspace as ws
     from metis_compaction_tui.statusline.workspace_refresh import compute_fields
     from tests.history_builders import SID, chat, new_store
 
-    # the fast half's store path is the engine's
+    # the fast half's store path and schema version are the engine's
     assert ws.store_file(str(tmp_path)) == str(store_path(tmp_path.resolve()))
+    assert ws.SCHEMA_VERSION == SCHEMA_VERSION
     store = new_store(tmp_path)
     first = chat(3)
     for message in first:
@@ -451,10 +453,19 @@ def test_a_workspace_line_reads_the_row_and_refreshes_the_rest_when_the_store_mo
         assert again.session_info(SID).message_count == len(first) + 1
 
 
-def test_a_file_that_is_no_store_gives_a_note(tmp_path: Path) -> None:
+def test_a_file_that_is_no_store_or_another_version_gets_the_engines_words(tmp_path: Path) -> None:
+    import sqlite3
+
     (tmp_path / ".metis").mkdir()
-    (tmp_path / ".metis" / "sessions.sqlite").write_bytes(b"not sqlite at all" * 100)
-    assert "metis store" in json.loads(run(b"", str(tmp_path), "--json"))["note"]
+    store = tmp_path / ".metis" / "sessions.sqlite"
+    store.write_bytes(b"not sqlite at all" * 100)
+    note = json.loads(run(b"", str(tmp_path), "--json"))["note"]
+    assert note.startswith("no metis store (") and "not" in note
+    store.unlink()
+    with sqlite3.connect(store) as conn:
+        conn.execute("PRAGMA user_version = 99")
+    note = json.loads(run(b"", str(tmp_path), "--json"))["note"]
+    assert "schema version 99" in note, note
 
 
 # -- the command ---------------------------------------------------------------------------------
