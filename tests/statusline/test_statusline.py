@@ -720,3 +720,45 @@ def test_settings_without_the_script_runs_this_interpreter(tmp_path: Path) -> No
     command, line = settings_then_run(argv, tmp_path, "/usr/bin:/bin")
     assert command == f"{sys.executable} -m metis_compaction_tui.cli statusline"
     assert line.startswith("ctx 15k/200k 8%"), line
+
+
+def test_the_refreshers_import_no_summarizer_and_the_workspace_line_no_engine(
+    tmp_path: Path,
+) -> None:
+    from metis_compaction_tui.demo.simulator import Simulator
+
+    asyncio.run(Simulator(tmp_path, pace=0, turns=4, reruns=0).run())
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run(b"", str(tmp_path), "--sync")  # the figures saved: the next line only reads
+    probe = (
+        "import sys\n"
+        "before = set(sys.modules)\n"
+        "from metis_compaction_tui.statusline import main\n"
+        "main(sys.argv[1:], None, sys.stdout)\n"
+        "print(sorted(m for m in set(sys.modules) - before if m.split('.')[0] in"
+        " ('engine', 'msgspec', 'argparse', 'pathlib', 'typing')))\n"
+        "import metis_compaction_tui.statusline.refresh\n"
+        "import metis_compaction_tui.statusline.workspace_refresh\n"
+        "import json\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('engine.summarizers.'))))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path), "--no-color"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    line, line_modules, summarizer_modules = done.stdout.splitlines()
+    assert line.startswith("history ") and "ours: " in line
+    assert line_modules == "[]"
+    # the package's protocol, price table and prompt version come with engine.config; no
+    # summarizer itself (the offline one compiles 33 expressions on import)
+    loaded = set(json.loads(summarizer_modules))
+    assert loaded <= {
+        "engine.summarizers.base",
+        "engine.summarizers.pricing",
+        "engine.summarizers.prompt",
+        "engine.summarizers.settings",
+    }, loaded
