@@ -19,7 +19,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from engine.cache import cache_backers
 from engine.config import CompactionConfig
 from engine.errors import StoreLocked
 from engine.events import CompactionEvent, encode_event, event_type
@@ -545,6 +544,8 @@ class SessionStore:
 
     def cache_backers(self) -> dict[str, list[tuple[str, str]]]:
         """Cache key -> the sessions whose compactions in effect use that cache row."""
+        from engine.cache import cache_backers  # the cache module is for its users only
+
         return cache_backers(
             (info.session_id, info.title, stored.record.cache_key, stored.undone)
             for info in self.list_sessions()

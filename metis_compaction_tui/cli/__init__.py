@@ -15,6 +15,12 @@ def main(argv: "Sequence[str] | None" = None) -> int:
         from metis_compaction_tui.statusline import main as statusline_main
 
         return statusline_main(args[1:])
+    if args in (["-h"], ["--help"]):
+        # The overview page, without argparse (cli.overview): the first thing a new user runs.
+        from metis_compaction_tui.cli.overview import overview
+
+        sys.stdout.write(overview())
+        return 0
     from metis_compaction_tui.cli.dispatch import main as dispatch_main
 
     return dispatch_main(argv)

@@ -16,12 +16,14 @@ import msgspec
 
 from engine import CacheRow, CompactionCache, cache_path
 from metis_compaction_tui.cli import exit_codes
-from metis_compaction_tui.cli.commands import (
+from metis_compaction_tui.cli.errors import CliError
+from metis_compaction_tui.cli.output import (
     JSON_SHAPE_VERSION,
-    CliError,
+    block,
+    emit_json,
     format_time,
+    one_line,
 )
-from metis_compaction_tui.cli.output import block, emit_json, one_line
 
 
 def cache_row_json(row: CacheRow, *, with_text: bool) -> dict[str, Any]:

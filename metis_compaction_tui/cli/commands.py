@@ -8,7 +8,6 @@ cache's evict/trim/clear change anything, and only what they name.
 
 from __future__ import annotations
 
-import datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, TextIO
@@ -38,16 +37,12 @@ from engine import (
 )
 from metis_compaction_tui.cli import exit_codes
 from metis_compaction_tui.cli.errors import CliError
-from metis_compaction_tui.cli.output import emit_json, one_line, warn
-
-JSON_SHAPE_VERSION = 2  # 2: `watermark` -> `floor`, span `watermark` -> `compaction_watermark`
-
-
-def format_time(ms: int) -> str:
-    if not ms:
-        return "-"
-    moment = datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC)
-    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+from metis_compaction_tui.cli.output import (
+    JSON_SHAPE_VERSION,
+    emit_json,
+    one_line,
+    warn,
+)
 
 
 def _percent(part: int, whole: int) -> float:

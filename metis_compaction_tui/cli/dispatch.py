@@ -17,52 +17,62 @@ import argparse
 import math
 import os
 import sys
-from collections.abc import Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
 
-from engine import (
-    CONFIG_FILE,
-    METIS_DIR,
-    BadRow,
-    NothingToCompact,
-    is_workspace,
-    simulator_log_path,
-)
 from metis_compaction_tui.cli import exit_codes
 from metis_compaction_tui.cli.errors import CliError
+from metis_compaction_tui.cli.overview import COMMAND_HELP, DESCRIPTION, EPILOG, PROG, USAGE
 from metis_compaction_tui.defaults import DEFAULT_LIMIT, DEMO_PACE, DEMO_TURNS, LOCAL_MODEL
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (--help pays for argparse)
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
+    from typing import TextIO
+
     from metis_compaction_tui.demo.simulator import Simulator
 
 # Each subcommand imports what it uses when it runs (the store, the importers, asyncio, the
 # app): `status --help` pays for argparse, not for the rest.
 
-PROG = "metis-compaction-tui"
 SUBCOMMANDS = (
     "open", "demo", "inspect", "status", "compact", "undo", "cache", "simulate", "trust", "untrust",
 )  # fmt: skip
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=PROG,
-        usage=f"{PROG} [WORKSPACE]  |  {PROG} COMMAND [options]",
-        description="Inspect and drive session compaction for metis dev. With no subcommand, "
-        "open the inspector app on WORKSPACE (default: the current directory).",
-        epilog=f"`{PROG} WORKSPACE` is `{PROG} open WORKSPACE`; every subcommand has --help.",
-    )
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser, or with `only` the subcommand named there in full and the others as
+    their names and one-line help (what the top-level --help lists): a command builds (and
+    imports) what its own options need, not every other's."""
+    parser = argparse.ArgumentParser(prog=PROG, usage=USAGE, description=DESCRIPTION, epilog=EPILOG)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", prog=PROG)
-    json_flag = argparse.ArgumentParser(add_help=False)
-    json_flag.add_argument("--json", action="store_true", help="print JSON (docs/cli-json.md)")
+    for name, help_text in COMMAND_HELP.items():
+        build = _BUILDERS.get(name)
+        if build is None or (only is not None and name != only):
+            sub.add_parser(name, add_help=False, help=help_text)
+        else:
+            build(sub.add_parser(name, help=help_text))
+    return parser
 
-    p = sub.add_parser("open", help="open the inspector app on a workspace")
+
+def _json_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print JSON (docs/cli-json.md)")
+
+
+def _knob_flags(p: argparse.ArgumentParser) -> None:
+    _set_flag(p, "on a store, applies to this run only and is never saved")
+    p.add_argument(
+        "--limit",
+        type=_number(int, 1),
+        default=DEFAULT_LIMIT,
+        help=f"transcripts only: of a folder, the N most recently written ({DEFAULT_LIMIT})",
+    )
+
+
+def _build_open(p: argparse.ArgumentParser) -> None:
     _workspace_args(p)
 
-    p = sub.add_parser(
-        "demo", help="a temporary workspace with a simulated metis dev, and the app on it"
-    )
+
+def _build_demo(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-app", action="store_true", help="run only the simulator (see --seconds)")
     p.add_argument(
         "--seconds", type=_number(float, 0), default=60.0,
@@ -70,121 +80,146 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     _simulation_flags(p, pace=DEMO_PACE)
 
-    knob_flags = argparse.ArgumentParser(add_help=False)
-    _set_flag(knob_flags, "on a store, applies to this run only and is never saved")
-    knob_flags.add_argument(
-        "--limit",
-        type=_number(int, 1),  # at least 1: a negative limit means nothing
-        default=DEFAULT_LIMIT,
-        help=f"transcripts only: of a folder, the N most recently written ({DEFAULT_LIMIT})",
-    )
 
-    p = sub.add_parser(
-        "inspect",
-        parents=[knob_flags],
-        help="the app on Claude Code / Codex transcripts, live; what-ifs never touch the file",
-    )
+def _build_inspect(p: argparse.ArgumentParser) -> None:
+    _knob_flags(p)
     p.add_argument(
         "path",
         nargs="?",
-        type=Path,
+        type=_path,
         default=None,
         help="a transcript file or a folder of them (default: ~/.claude/projects, "
         "~/.codex/sessions and ~/.codex/archived_sessions)",
     )
+    _workspace_flag(p, "path", "PATH")
     p.add_argument(
         "--scratch",
-        type=Path,
+        type=_path,
         default=None,
         help="where what-if compactions keep their cache (default: ~/.cache/metis-compaction-tui"
         "/inspect)",
     )
 
-    p = sub.add_parser(
-        "status",
-        parents=[json_flag, knob_flags],
-        help="each session's pressure, watermark, trigger decision and spend",
-    )
+
+def _build_status(p: argparse.ArgumentParser) -> None:
+    _json_flag(p)
+    _knob_flags(p)
     _workspace_args(p, what="a workspace, a transcript or a folder of transcripts")
 
-    p = sub.add_parser(
-        "compact",
-        parents=[json_flag, knob_flags],
-        help="compact a session now (--dry-run: the span, tokens, cost, cache hit; no write)",
-    )
+
+def _build_compact(p: argparse.ArgumentParser) -> None:
+    _json_flag(p)
+    _knob_flags(p)
     p.add_argument("session", help="the session id (see `status`), or a transcript file")
     p.add_argument("--dry-run", action="store_true", help="show what would happen; write nothing")
     p.add_argument("--instructions", help="what the summary must keep (part of the cache key)")
     _workspace_args(p)
 
-    p = sub.add_parser("undo", parents=[json_flag], help="undo a session's latest compaction")
+
+def _build_undo(p: argparse.ArgumentParser) -> None:
+    _json_flag(p)
     p.add_argument("session", help="the session id (see `status`)")
     _workspace_args(p)
 
-    p = sub.add_parser("cache", help="the workspace's compaction cache")
+
+def _build_cache(p: argparse.ArgumentParser) -> None:
     actions = p.add_subparsers(dest="action", metavar="{list,show,evict,trim,clear}")
     actions.required = True
-    common = [json_flag]
-    a = actions.add_parser("list", parents=common, help="rows, most recently read first")
+    a = actions.add_parser("list", help="rows, most recently read first")
+    _json_flag(a)
     _workspace_args(a)
-    a = actions.add_parser("show", parents=common, help="one row with its summary text")
+    a = actions.add_parser("show", help="one row with its summary text")
+    _json_flag(a)
     a.add_argument("key", help="a cache key, or a unique prefix of one")
     _workspace_args(a)
-    a = actions.add_parser("evict", parents=common, help="delete one row")
+    a = actions.add_parser("evict", help="delete one row")
+    _json_flag(a)
     a.add_argument("key", help="a cache key, or a unique prefix of one")
     _workspace_args(a)
-    a = actions.add_parser("trim", parents=common, help="keep the N most recently read rows")
+    a = actions.add_parser("trim", help="keep the N most recently read rows")
+    _json_flag(a)
     a.add_argument("n", type=int, metavar="N")
     a.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
     _workspace_args(a)
-    a = actions.add_parser("clear", parents=common, help="delete every row")
+    a = actions.add_parser("clear", help="delete every row")
+    _json_flag(a)
     a.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
     _workspace_args(a)
 
-    p = sub.add_parser(
-        "trust",
-        parents=[json_flag],
-        help="let this workspace's .metis/config.yaml, as it is now, set what runs code or "
-        "picks the endpoint (summarizer.import, base_url, ...); any change needs trust again",
-    )
+
+def _build_trust(p: argparse.ArgumentParser) -> None:
+    _json_flag(p)
     p.add_argument("--show", action="store_true", help="say whether it is trusted; change nothing")
     _workspace_args(p)
-    p = sub.add_parser("untrust", help="forget a workspace's trust")
+
+
+def _build_untrust(p: argparse.ArgumentParser) -> None:
     _workspace_args(p)
 
-    p = sub.add_parser("simulate", help="run the simulated metis dev alone (for a second terminal)")
+
+def _build_simulate(p: argparse.ArgumentParser) -> None:
     _workspace_args(p)
     p.add_argument(
         "--seconds", type=_number(float, 0), default=None,
         help="stop after this many seconds",
     )  # fmt: skip
     _simulation_flags(p, pace=DEMO_PACE)
-    # Listed for --help only: `main` in cli/__init__.py runs it before this parser is built.
-    sub.add_parser(
-        "statusline",
-        add_help=False,
-        help="one line for Claude Code's statusLine (JSON on stdin) or a metis workspace",
-    )
-    return parser
+
+
+_BUILDERS = {
+    "open": _build_open,
+    "demo": _build_demo,
+    "inspect": _build_inspect,
+    "status": _build_status,
+    "compact": _build_compact,
+    "undo": _build_undo,
+    "cache": _build_cache,
+    "simulate": _build_simulate,
+    "trust": _build_trust,
+    "untrust": _build_untrust,
+}
+
+
+def _path(text: str) -> Path:
+    """argparse's type for a path: pathlib is imported when a path is given, not to list help."""
+    from pathlib import Path
+
+    return Path(text)
+
+
+_path.__name__ = "path"  # argparse names the type in its messages
 
 
 def _workspace_args(p: argparse.ArgumentParser, what: str = "the workspace") -> None:
     """One convention for every subcommand: the workspace (or transcript) as a trailing
     positional, with -w/--workspace accepted too. `resolve_workspace` merges the two."""
-    p.add_argument("workspace", nargs="?", type=Path, default=None, help=f"{what} (default: .)")
+    p.add_argument("workspace", nargs="?", type=_path, default=None, help=f"{what} (default: .)")
+    _workspace_flag(p, "workspace", "WORKSPACE")
+
+
+def _workspace_flag(p: argparse.ArgumentParser, positional: str, metavar: str) -> None:
     p.add_argument(
-        "--workspace", "-w", dest="workspace_flag", type=Path, default=None, help="the same"
+        "--workspace",
+        "-w",
+        dest=f"{positional}_flag",
+        metavar=metavar,
+        type=_path,
+        default=None,
+        help=f"{metavar} given as an option instead (the two must not differ)",
     )
 
 
 def resolve_workspace(args: argparse.Namespace) -> None:
-    """Fold -w into the positional; both given and different is an error, not a guess."""
-    if not hasattr(args, "workspace_flag"):
-        return
-    positional, flag = args.workspace, args.workspace_flag
-    if positional is not None and flag is not None and positional != flag:
-        raise CliError(f"two workspaces given: {positional} and -w {flag}; give one")
-    args.workspace = positional or flag or Path(".")
+    """Fold -w into the positional; both given and different is an error, not a guess. The
+    default is the current folder, except for `inspect`'s PATH (its default folders)."""
+    for name in ("workspace", "path"):
+        if not hasattr(args, f"{name}_flag"):
+            continue
+        positional, flag = getattr(args, name), getattr(args, f"{name}_flag")
+        if positional is not None and flag is not None and positional != flag:
+            raise CliError(f"two {name}s given: {positional} and -w {flag}; give one")
+        chosen = positional or flag
+        setattr(args, name, chosen if chosen is not None or name == "path" else _path("."))
 
 
 def _number(kind: type[int] | type[float], low: float, *, above: bool = False):  # type: ignore[no-untyped-def]
@@ -206,6 +241,8 @@ def _number(kind: type[int] | type[float], low: float, *, above: bool = False): 
 
 
 def _set_flag(p: argparse.ArgumentParser, scope: str) -> None:
+    from engine import CONFIG_FILE, METIS_DIR
+
     p.add_argument(
         "--set",
         action="append",
@@ -254,13 +291,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_in = list(sys.argv[1:] if argv is None else argv)
     if not args_in or (args_in[0] not in SUBCOMMANDS and not args_in[0].startswith("-")):
         args_in.insert(0, "open")  # `metis-compaction-tui [WORKSPACE]`
-    parser = build_parser()
+    parser = build_parser(only=args_in[0] if args_in[0] in SUBCOMMANDS else "")
     args, extra = parser.parse_known_args(args_in)
     # argparse binds an optional trailing positional at the first positional it meets, so
     # `compact S --dry-run WS` leaves WS over: it is the workspace when none was bound yet.
     lone = len(extra) == 1 and not extra[0].startswith("-")
     if lone and getattr(args, "workspace", "") is None:
-        args.workspace, extra = Path(extra[0]), []
+        args.workspace, extra = _path(extra[0]), []
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     exit_codes.reset()
@@ -278,23 +315,34 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{PROG}: committed, but the report could not be written (closed pipe or full disk)"
             )
         return exit_codes.settle(exit_codes.OUTPUT_LOST)
-    except NothingToCompact as nothing:
-        warn(f"{PROG}: {nothing}; nothing written")
-        return exit_codes.settle(exit_codes.NOTHING_DONE)
-    except BadRow as bad:
-        # A value this engine never writes, named by table, column and row.
-        warn(
-            f"{PROG}: {bad}: written by something other than this engine; nothing written. "
-            "Restore the file from a backup, or delete that row"
-        )
-        return exit_codes.settle(exit_codes.USAGE)
     except Exception as error:
+        # Each kind can only have been raised if its module was imported: looked up, not
+        # imported (--help must not load the engine).
+        if isinstance(error, _loaded("engine.errors", "NothingToCompact")):
+            warn(f"{PROG}: {error}; nothing written")
+            return exit_codes.settle(exit_codes.NOTHING_DONE)
+        if isinstance(error, _loaded("engine.row_check", "BadRow")):
+            # A value this engine never writes, named by table, column and row.
+            warn(
+                f"{PROG}: {error}: written by something other than this engine; nothing "
+                "written. Restore the file from a backup, or delete that row"
+            )
+            return exit_codes.settle(exit_codes.USAGE)
         if not isinstance(error, user_errors()):
             raise
-        warn(f"{PROG}: {error}")
+        warn(f"{PROG}: {describe(error)}")
         return exit_codes.settle(exit_codes.USAGE)
     except KeyboardInterrupt:
         return exit_codes.settle(exit_codes.INTERRUPTED)
+
+
+class _NotLoaded(Exception):
+    """Stands for an error class whose module was never imported (nothing raised one)."""
+
+
+def _loaded(module: str, name: str) -> type[Exception]:
+    kind = getattr(sys.modules.get(module), name, None)
+    return kind if isinstance(kind, type) and issubclass(kind, Exception) else _NotLoaded
 
 
 def user_errors() -> tuple[type[Exception], ...]:
@@ -312,9 +360,22 @@ def user_errors() -> tuple[type[Exception], ...]:
     return tuple(found)
 
 
+def describe(error: Exception) -> str:
+    """The error's line, naming a knob once: a config error from a flag is placed at
+    "--set KNOB", which already names the knob its message starts with."""
+    where, knob, detail = (getattr(error, a, None) for a in ("where", "knob", "detail"))
+    if isinstance(where, str) and isinstance(detail, str) and where == f"--set {knob}":
+        return f"{where}: {detail}"
+    return str(error)
+
+
 def _is_transcript(path: Path) -> bool:
     """cli.transcripts' rule, without importing the importers for the plain case: a folder with
     a `.metis` store (or the default ".") is a workspace."""
+    from pathlib import Path
+
+    from engine import is_workspace
+
     if path.is_dir() and (path == Path(".") or is_workspace(path)):
         return False
     from metis_compaction_tui.cli.transcripts import is_transcript_path
@@ -341,12 +402,12 @@ def _dispatch(args: argparse.Namespace, out: TextIO) -> int:
 
             return cmd_status(args.workspace, args.json, out, parse_flags(args.sets))
         case "compact":
-            session = Path(args.session)
+            session = _path(args.session)
             if session.exists() and not session.is_dir():  # a named pipe too: refused when read
                 from metis_compaction_tui.cli.transcripts import cmd_transcript_compact
 
                 return cmd_transcript_compact(
-                    Path(args.session), args.dry_run, args.instructions, args.sets, args.json, out
+                    session, args.dry_run, args.instructions, args.sets, args.json, out
                 )
             from engine import parse_flags
             from metis_compaction_tui.cli.commands import cmd_compact
@@ -472,9 +533,9 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     import subprocess
     import tempfile
 
-    from engine import SessionStore
+    from engine import SessionStore, simulator_log_path
 
-    workspace = Path(tempfile.mkdtemp(prefix="metis-demo-"))
+    workspace = _path(tempfile.mkdtemp(prefix="metis-demo-"))
     out.write(f"demo workspace: {workspace}\n")
     if args.no_app:
         simulator = _simulator(args, workspace, out)

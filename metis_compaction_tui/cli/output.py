@@ -22,6 +22,19 @@ import msgspec
 
 from metis_compaction_tui.safe_text import neutralise
 
+JSON_SHAPE_VERSION = 2  # 2: `watermark` -> `floor`, span `watermark` -> `compaction_watermark`
+
+
+def format_time(ms: int) -> str:
+    """A stored time (ms since the epoch), as the CLI prints it: ISO 8601 in UTC, or "-"."""
+    if not ms:
+        return "-"
+    import datetime
+
+    moment = datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC)
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
 # What a closed reader or a full disk raises; anything else is a real error and propagates.
 _LOST_ERRNOS = frozenset({errno.EPIPE, errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG})
 # Inside encoded JSON these can only be in strings (the structure is ASCII), so escaping them

@@ -14,20 +14,25 @@ import os
 import sys
 
 from metis_compaction_tui.statusline.render import (
-    AUTO_COMPACT_FRACTION,
     FIELD_NAMES,
     clean,
     render_json,
     render_line,
     render_template,
+    unknown_fields,
 )
 
-USAGE = """usage: metis-compaction-tui statusline [WORKSPACE] [--session ID] [--format TEMPLATE]
-                                      [--json] [--no-color] [--width N] [--sync]
+USAGE = """usage: metis-compaction-tui statusline [WORKSPACE] [-w WORKSPACE] [--session ID]
+                                      [--format TEMPLATE] [--json] [--no-color] [--width N]
+                                      [--sync] [--settings]
 
 With no WORKSPACE: reads Claude Code's statusLine JSON on stdin and prints one line.
-With a metis WORKSPACE: the same line from its session store (--session picks one).
---format takes named fields in braces: {fields}.
+With a metis WORKSPACE (or -w/--workspace WORKSPACE): the same line from its session store
+(--session picks one; default: the most recently updated).
+--format TEMPLATE: named fields in braces, e.g. '{{model}} {{ctx}}/{{window}}'; token counts are
+  written as on the line (65k). The fields: {fields}.
+--json: every field as JSON. --sync: bring the saved figures up to date before printing.
+--settings: print the statusLine block for Claude Code's settings.json, naming this command.
 Colour is off with --no-color or NO_COLOR; the width is --width, else COLUMNS, else the terminal.
 """
 
@@ -40,12 +45,14 @@ class Options:
         "as_json",
         "colour",
         "own_process",
+        "print_settings",
         "refresh",
         "session",
         "sync",
         "template",
         "width",
         "workspace",
+        "ws_refresh",
     )
 
     def __init__(self) -> None:
@@ -53,12 +60,18 @@ class Options:
         self.session: str | None = None
         self.template: str | None = None
         self.as_json = False
+        self.print_settings = False
         self.colour = not os.environ.get("NO_COLOR")
         self.width: int | None = None
         self.sync = False
         # (state folder, transcript, model) when a refresher is to start once the line is out
         self.refresh: tuple[str, str, str] | None = None
+        # (state folder, workspace, session asked for): the same for a metis workspace
+        self.ws_refresh: tuple[str, str, str | None] | None = None
         self.own_process = False  # run as the command: the process ends with this call
+
+
+_VALUED = ("--format", "--session", "--width", "--workspace", "-w")
 
 
 def parse_args(argv: list[str]) -> Options | str:
@@ -67,6 +80,9 @@ def parse_args(argv: list[str]) -> Options | str:
     args = list(argv)
     while args:
         arg = args.pop(0)
+        if arg.startswith("--") and "=" in arg and arg.split("=", 1)[0] in _VALUED:
+            arg, value = arg.split("=", 1)  # --format=TEMPLATE
+            args.insert(0, value)
         if arg in ("-h", "--help"):
             return USAGE.format(fields=", ".join(FIELD_NAMES))
         if arg == "--json":
@@ -75,14 +91,26 @@ def parse_args(argv: list[str]) -> Options | str:
             opts.colour = False
         elif arg == "--sync":
             opts.sync = True
-        elif arg in ("--format", "--session", "--width"):
+        elif arg == "--settings":
+            opts.print_settings = True
+        elif arg in _VALUED:
             if not args:
                 return f"statusline: {arg} needs a value"
             value = args.pop(0)
             if arg == "--format":
+                unknown = unknown_fields(value)
+                if unknown:
+                    return (
+                        f"statusline: --format: no field named {{{clean(unknown[0], 40)}}}; "
+                        f"the fields are {', '.join(FIELD_NAMES)}"
+                    )
                 opts.template = value
             elif arg == "--session":
                 opts.session = value
+            elif arg in ("-w", "--workspace"):
+                if opts.workspace is not None and opts.workspace != value:
+                    return "statusline: two workspaces given; give one"
+                opts.workspace = value
             elif not value.isdigit() or int(value) < 10:
                 return "statusline: --width needs a number of columns (10 or more)"
             else:
@@ -91,9 +119,37 @@ def parse_args(argv: list[str]) -> Options | str:
             return f"statusline: unknown option {clean(arg, 40)}"
         elif opts.workspace is None:
             opts.workspace = arg
-        else:
-            return "statusline: one workspace at most"
+        elif opts.workspace != arg:
+            return "statusline: two workspaces given; give one"
     return opts
+
+
+COMMAND = "metis-compaction-tui"
+
+
+def command_path() -> list[str]:
+    """This command by absolute path, as the agent's shell is to run it: the console script
+    that is running (sys.argv[0]), else the one on PATH, else this interpreter with -m."""
+    import shutil
+
+    started = sys.argv[0] if sys.argv else ""
+    if os.path.basename(started) == COMMAND and os.path.isfile(started):
+        return [os.path.abspath(started)]
+    found = shutil.which(COMMAND)
+    if found:
+        return [os.path.abspath(found)]
+    return [os.path.abspath(sys.executable), "-m", "metis_compaction_tui.cli"]
+
+
+def settings_block() -> str:
+    """The `statusLine` entry for Claude Code's settings.json, naming this command (quoted for
+    the shell Claude Code runs it with)."""
+    import json
+    import shlex
+
+    command = " ".join(shlex.quote(part) for part in [*command_path(), "statusline"])
+    block = {"statusLine": {"type": "command", "command": command, "padding": 0}}
+    return json.dumps(block, indent=2)
 
 
 def line_width(opts: Options) -> int:
@@ -207,8 +263,14 @@ def claude_fields(raw: bytes, opts: Options) -> dict[str, object] | None:
         f["window_from"] = "claude-code"
     f["window"] = window
     if window:
-        auto_at = int(window * AUTO_COMPACT_FRACTION)
-        f["auto_at"] = auto_at
+        # The point Claude Code compacts at, by its documented rule (statusline.auto_compact).
+        from metis_compaction_tui.statusline.auto_compact import auto_compact_point
+
+        point = auto_compact_point(window, got.project_dir or None)
+        auto_at = point.at
+        f["auto_at"], f["auto_window"], f["auto_from"] = auto_at, point.window, point.source
+        if point.notes and not f["note"]:
+            f["note"] = clean(point.notes[0], 120)
         if ctx is not None:
             f["ctx_pct"] = _pct(ctx, window)
             f["auto_pct"] = _pct(ctx, auto_at)
@@ -216,15 +278,13 @@ def claude_fields(raw: bytes, opts: Options) -> dict[str, object] | None:
     return f
 
 
-def refresh_running(directory: str, path: str) -> bool:
-    """Is a refresher holding this transcript's lock? (Checked before spawning one, so a long
-    first read is not joined by a new process on every update.)"""
+def refresh_running(lock_file: str) -> bool:
+    """Is a refresher holding this lock? (Checked before spawning one, so a long first read is
+    not joined by a new process on every update.)"""
     import fcntl
 
-    from metis_compaction_tui.statusline.state import state_key
-
     try:
-        fd = os.open(os.path.join(directory, state_key(path) + ".lock"), os.O_RDONLY)
+        fd = os.open(lock_file, os.O_RDONLY)
     except OSError:
         return False
     try:
@@ -238,7 +298,7 @@ def refresh_running(directory: str, path: str) -> bool:
 
 REFRESHER = (
     "import os, sys\n"
-    "from metis_compaction_tui.statusline.refresh import main\n"
+    "from metis_compaction_tui.statusline.{module} import main\n"
     "os._exit(main(sys.argv[1:]))\n"  # its files are written and closed: skip the teardown
 )
 
@@ -246,13 +306,30 @@ REFRESHER = (
 def spawn_refresh(directory: str, path: str, model: str, *, own_process: bool = False) -> None:
     """Start the refresher detached (its own session, no stdio), so this call returns now and
     Claude Code never waits for a parse."""
-    if refresh_running(directory, path):
+    from metis_compaction_tui.statusline.state import state_key
+
+    if refresh_running(os.path.join(directory, state_key(path) + ".lock")):
         return  # one is reading this transcript now (a first read of a big file takes seconds)
+    _spawn("refresh", [directory, path, *([model] if model else [])], own_process)
+
+
+def spawn_ws_refresh(
+    directory: str, workspace: str, session: str | None, *, own_process: bool = False
+) -> None:
+    """The same for a metis workspace (statusline.workspace_refresh)."""
+    from metis_compaction_tui.statusline.workspace import state_file, store_file
+
+    lock = state_file(directory, store_file(workspace), session) + ".lock"
+    if refresh_running(lock):
+        return
+    args = [directory, os.path.abspath(workspace), *([session] if session is not None else [])]
+    _spawn("workspace_refresh", args, own_process)
+
+
+def _spawn(module: str, args: list[str], own_process: bool) -> None:
     # -P: the agent's working folder must not go first on sys.path (a project with its own
     # `engine/` or `msgspec.py` would be imported, and run, in our place).
-    argv = [sys.executable, "-P", "-c", REFRESHER, directory, path]
-    if model:
-        argv.append(model)
+    argv = [sys.executable, "-P", "-c", REFRESHER.format(module=module), *args]
     if any("\0" in arg for arg in argv):
         return  # a NUL byte (in the model id) cannot be passed: no refresh rather than no line
     env = dict(os.environ)
@@ -306,13 +383,16 @@ def main(argv: list[str], stdin: object = None, stdout: object = None) -> int:
             return 0
         sys.stderr.write(opts + "\n")
         return 2
+    if opts.print_settings:
+        out.write(settings_block() + "\n")  # type: ignore[attr-defined]
+        return 0
     # Run as the command (not called with streams, not under a test's capture)?
     opts.own_process = stdout is None and sys.stdout is sys.__stdout__
     try:
         if opts.workspace is not None:
             from metis_compaction_tui.statusline.workspace import workspace_fields
 
-            fields = workspace_fields(opts.workspace, opts.session)
+            fields, opts.ws_refresh = workspace_fields(opts.workspace, opts.session, sync=opts.sync)
         else:
             source = stdin if stdin is not None else sys.stdin.buffer
             try:
@@ -338,14 +418,17 @@ def main(argv: list[str], stdin: object = None, stdout: object = None) -> int:
     except (OSError, ValueError):
         pass  # Claude Code cancelled us: nobody is reading
     own_process = opts.own_process
-    if opts.refresh is not None:
+    if opts.refresh is not None or opts.ws_refresh is not None:
         if own_process:
             # Our stdio goes before the refresher starts: a child holding the agent's pipe
             # until it execs would hold its read of our line open as long (waiting for a core
             # on a loaded machine). Nothing is written after this.
             _let_go_of_stdio()
         try:
-            spawn_refresh(*opts.refresh, own_process=own_process)
+            if opts.refresh is not None:
+                spawn_refresh(*opts.refresh, own_process=own_process)
+            else:
+                spawn_ws_refresh(*opts.ws_refresh, own_process=own_process)  # type: ignore[misc]
         except Exception:
             pass  # the next call tries again
     if own_process:

@@ -24,6 +24,7 @@ class ClaudeInput:
         "input_tokens",
         "model_id",
         "model_name",
+        "project_dir",
         "session_id",
         "transcript_path",
         "usage_said",
@@ -35,6 +36,7 @@ class ClaudeInput:
         self.transcript_path = ""
         self.model_id = ""
         self.model_name = ""
+        self.project_dir = ""  # where Claude Code reads the project's settings files
         self.window_tokens: int | None = None
         # Whether the input has current_usage at all (null after /compact is saying something).
         # Claude Code before 2.0.65 sent no context_window, and the first versions with one no
@@ -73,6 +75,8 @@ def parse_claude_input(raw: bytes) -> ClaudeInput | None:
     got = ClaudeInput()
     got.session_id = _text(data.get("session_id"), 200)
     got.transcript_path = _text(data.get("transcript_path"))
+    folders = _object(data.get("workspace"))
+    got.project_dir = _text(folders.get("project_dir")) or _text(data.get("cwd"))
     model = data.get("model")
     if isinstance(model, str):
         got.model_id = got.model_name = model[:200]

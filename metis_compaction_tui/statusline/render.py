@@ -5,11 +5,6 @@ from __future__ import annotations
 
 from metis_compaction_tui.safe_text import neutralise
 
-# Claude Code compacts on its own when the context reaches about 80% of the window (it keeps the
-# rest for the summary call and the answer in flight); so the figure users need is how far that
-# point is, not how far 100% is. An estimate of the agent's behaviour, not a setting we read.
-AUTO_COMPACT_FRACTION = 0.80
-
 FIELD_NAMES = (
     "source",
     "model",
@@ -20,6 +15,8 @@ FIELD_NAMES = (
     "window_from",
     "ctx_pct",
     "auto_at",
+    "auto_window",
+    "auto_from",
     "auto_pct",
     "auto_left",
     "trigger",
@@ -47,9 +44,29 @@ def clean(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+# The fields that count tokens: written as the line writes them (65k), in a template too.
+TOKEN_FIELDS = frozenset(
+    (
+        "ctx",
+        "window",
+        "auto_at",
+        "auto_window",
+        "auto_left",
+        "soft_in",
+        "pending",
+        "threshold",
+        "hard_cap",
+        "last_before",
+        "last_after",
+    )
+)
+
+
 def short(tokens: int | None) -> str:
     if tokens is None:
         return "?"
+    if tokens < 0:
+        return "-" + short(-tokens)
     if tokens >= 1_000_000:
         return f"{tokens / 1_000_000:.1f}M"
     if tokens >= 10_000:
@@ -89,6 +106,8 @@ def segments(f: dict[str, object]) -> list[Segment]:
     out: list[Segment] = []
     ctx, window = f["ctx"], f["window"]
     if f["source"] == "metis":
+        if ctx is None:  # no session read: what went wrong is the whole line
+            return [Segment((str(f["note"] or "no figures"), "dim"))]
         out.append(
             Segment(
                 (f"history {short(ctx)} (pending {short(f['pending'])}", None),  # type: ignore[arg-type]
@@ -117,7 +136,8 @@ def segments(f: dict[str, object]) -> list[Segment]:
         detail = f", soft in {short(f['soft_in'])}" if f["soft_in"] is not None else ""  # type: ignore[arg-type]
         out.append(Segment(("ours: ", None), (str(trigger), colour), (detail, None)))
     if f["source"] == "metis":
-        out.append(Segment((f"compactions {f['our_compactions']}", None)))
+        if f["our_compactions"] is not None:
+            out.append(Segment((f"compactions {f['our_compactions']}", None)))
     elif f["agent_compactions"] is not None:
         out.append(
             Segment(
@@ -160,9 +180,27 @@ def render_line(f: dict[str, object], width: int, colour: bool) -> str:
     return SEPARATOR.join(p.coloured() for p in parts)
 
 
+def _template_names(template: str) -> list[str]:
+    names = []
+    position = 0
+    while (start := template.find("{", position)) >= 0:
+        end = template.find("}", start)
+        if end < 0:
+            break
+        names.append(template[start + 1 : end])
+        position = end + 1
+    return names
+
+
+def unknown_fields(template: str) -> list[str]:
+    """The `{name}`s in a template that are not fields (a typo would print as written)."""
+    return [name for name in _template_names(template) if name not in FIELD_NAMES]
+
+
 def render_template(template: str, f: dict[str, object], width: int) -> str:
-    """`{name}` is replaced by the field; anything else is kept as written (no format specs:
-    the template is text, not code)."""
+    """`{name}` is replaced by the field (token counts as the line writes them); anything else
+    is kept as written (no format specs: the template is text, not code). Names are checked
+    when the command line is read (unknown_fields)."""
     out: list[str] = []
     position = 0
     while (start := template.find("{", position)) >= 0:
@@ -173,7 +211,12 @@ def render_template(template: str, f: dict[str, object], width: int) -> str:
         out.append(template[position:start])
         if name in f:
             value = f[name]
-            out.append("-" if value is None else clean(str(value)))
+            if value is None:
+                out.append("-")
+            elif name in TOKEN_FIELDS and isinstance(value, int):
+                out.append(short(value))
+            else:
+                out.append(clean(str(value)))
         else:
             out.append(template[start : end + 1])
         position = end + 1

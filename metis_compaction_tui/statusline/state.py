@@ -165,7 +165,8 @@ def write_atomic(target: str, data: bytes) -> None:
 PRUNE_AFTER_S = 30 * 86400  # a transcript not refreshed for 30 days: its files go
 PRUNE_EVERY_S = 86400  # the folder is looked over once a day at most
 _PRUNED_MARKER = ".pruned"
-_SUFFIXES = (".line.json", ".parse.msgpack", ".lock")
+# a transcript's files, and a metis workspace's (statusline.workspace)
+_SUFFIXES = (".line.json", ".parse.msgpack", ".lock", ".ws.json", ".ws.json.lock")
 _HEX = frozenset("0123456789abcdef")
 
 

@@ -456,6 +456,65 @@ def test_every_subcommand_takes_the_workspace_the_same_way(
     assert code == 0 and key.rows[0].cache_key in out
 
 
+WORKSPACE_COMMANDS = (
+    ["open"], ["status"], ["compact"], ["undo"], ["simulate"],
+    ["cache", "list"], ["cache", "show"], ["cache", "evict"], ["cache", "trim"], ["cache", "clear"],
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("command", [*WORKSPACE_COMMANDS, ["inspect"], [], ["demo"]])
+def test_help_names_what_each_option_takes_and_cites_no_spec_section(
+    command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as done:
+        cli.main([*command, "--help"])
+    assert done.value.code == 0
+    text = capsys.readouterr().out
+    assert "§" not in text and "WORKSPACE_FLAG" not in text and "the same\n" not in text
+    if command in WORKSPACE_COMMANDS:
+        assert "-w WORKSPACE" in text
+    if command == ["inspect"]:
+        assert "-w PATH" in text
+
+
+@pytest.mark.parametrize("columns", ["50", "80", "100", "160"])
+def test_the_quick_help_page_is_argparses_page(
+    columns: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--help` alone is written without argparse (cli.overview): the same page, any width."""
+    from metis_compaction_tui.cli import main as entry
+
+    monkeypatch.setenv("COLUMNS", columns)
+    assert entry(["--help"]) == 0
+    fast = capsys.readouterr().out
+    assert fast == cli.build_parser(only="").format_help()
+    assert all(name in fast for name in (*cli.SUBCOMMANDS, "statusline"))
+
+
+def test_inspect_takes_its_path_with_w_too(tmp_path: Path) -> None:
+    parser = cli.build_parser()
+    args = parser.parse_args(["inspect", "-w", str(tmp_path)])
+    cli.resolve_workspace(args)
+    assert args.path == tmp_path
+    args = parser.parse_args(["inspect"])
+    cli.resolve_workspace(args)
+    assert args.path is None  # its own default folders, not "."
+    args = parser.parse_args(["inspect", str(tmp_path), "--workspace", str(tmp_path / "x")])
+    with pytest.raises(cli.CliError, match="two paths given"):
+        cli.resolve_workspace(args)
+
+
+def test_a_bad_knob_value_names_the_knob_once(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(capsys, "status", str(workspace), "--set", "threshold_tokens=lots")
+    line = one_error_line(err)
+    assert code == 2 and line.count("compaction_threshold_tokens") == 1
+    assert line == (
+        "metis-compaction-tui: --set compaction_threshold_tokens: 'lots' is not a whole number"
+    )
+
+
 def test_two_different_workspaces_are_refused(
     workspace: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -126,7 +126,7 @@ def test_reading_commands_work_on_an_untrusted_workspace_and_say_so(
     assert trust["withheld"] == ["summarizer.import", "compaction_model"]
     (session,) = report["sessions"]
     assert session["model"] == "local:extractive"  # the stored model: the file's is withheld
-    line = cli(env, "statusline", str(workspace))
+    line = cli(env, "statusline", "--sync", str(workspace))
     assert line.code == 0, line.err
     assert "untrusted config" in line.out
     listed = cli(env, "cache", "list", str(workspace))

@@ -219,6 +219,19 @@ def test_bench_cli_quick() -> None:
     assert "| `status WS` |" in done.stdout and "| `statusline` (garbage stdin) |" in done.stdout
 
 
+def test_startup_bench_quick() -> None:
+    done = run_script(str(PERF / "startup_bench.py"), "--quick", "--calls", "2")
+    assert done.returncode == 0, done.stderr + done.stdout
+    for line in (
+        "## Start-up against a bare interpreter (this checkout)",
+        "| 10,000 messages, one appended before each call",
+        "SessionStore.open + manager() at 10,000 messages, in process: best",
+        "| `statusline WS`  ",
+        "| `cache list WS`  ",
+    ):
+        assert line in done.stdout, line
+
+
 def test_run_all_collects_markdown(tmp_path: Path) -> None:
     out = tmp_path / "results.md"
     done = run_script(

@@ -91,10 +91,12 @@ def test_missing_transcript_still_shows_the_context_and_says_so(tmp_path: Path) 
     f = fields(stdin_json(tmp_path / "gone.jsonl", usage=USAGE))
     assert f["note"] == "transcript missing"
     assert f["ctx"] == 90010 and f["window"] == 200000 and f["ctx_pct"] == 45
-    assert f["auto_at"] == 160000 and f["auto_left"] == 160000 - 90010
+    # Claude Code's default point on a 200k window: 200k less 20k for the summary, 13k buffer.
+    assert f["auto_at"] == 167000 and f["auto_left"] == 167000 - 90010
+    assert f["auto_window"] == 200000 and f["auto_from"] == "default"
     assert f["trigger"] is None
     line = run(stdin_json(tmp_path / "gone.jsonl", usage=USAGE), "--no-color")
-    assert line.startswith("ctx 90k/200k 45% | auto-compact at 160k: 69k left")
+    assert line.startswith("ctx 90k/200k 45% | auto-compact at 167k: 76k left")
     assert "transcript missing" in line
 
 
@@ -231,7 +233,7 @@ def test_an_older_claude_code_gets_the_context_from_the_transcript(
     )
     f = fields(older_stdin(log))
     assert (f["ctx"], f["ctx_from"], f["window"]) == (recorded, "transcript", 200_000)
-    assert f["auto_left"] == 160_000 - recorded
+    assert f["auto_left"] == 167_000 - recorded
     assert run(older_stdin(log), "--no-color").startswith(f"ctx {short(recorded)}/~200k ")
     assert fields(older_stdin(log, "claude-sonnet-4-5[1m]"))["window"] == 1_000_000
     # 2.0.65 sent a context_window with its size and session totals, but no current_usage.
@@ -313,9 +315,9 @@ def test_control_characters_are_neutralised(tmp_path: Path) -> None:
     raw = stdin_json(None, usage=USAGE, model={"display_name": "evil\x1b]0;owned\x07\u202e"})
     f = fields(raw)
     assert "\x1b" not in str(f["model"]) and "\u202e" not in str(f["model"])
-    line = run(raw, "--format", "{model} {ctx} {nope}")
+    line = run(raw, "--format", "{model} {ctx}")
     assert "\x1b" not in line and "\x07" not in line
-    assert line.endswith("90010 {nope}")
+    assert line.endswith(" 90k")
 
 
 def test_colour_follows_no_color_and_width(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -343,6 +345,32 @@ def test_template_fields(tmp_path: Path) -> None:
     assert line == f"45% | {f['trigger']} | 2/{f['our_compactions']}"
 
 
+def test_template_tokens_read_as_on_the_line(tmp_path: Path) -> None:
+    raw = stdin_json(tmp_path / "gone.jsonl", usage=USAGE)
+    line = run(raw, "--format", "{ctx}/{window} {auto_left} left of {auto_at} ({ctx_pct}%)")
+    assert line == "90k/200k 76k left of 167k (45%)"
+    # the line's own words for the same figures
+    assert "ctx 90k/200k 45% | auto-compact at 167k: 76k left" in run(raw, "--no-color")
+
+
+@pytest.mark.parametrize("template", ["{ctx} {nope}", "{auto left}", "{}"])
+def test_an_unknown_template_field_is_a_usage_error_naming_it(
+    template: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = io.StringIO()
+    assert main(["--format", template], io.BytesIO(b"{}"), out) == 2
+    assert out.getvalue() == ""
+    err = capsys.readouterr().err
+    name = template[template.rindex("{") : template.rindex("}") + 1]
+    assert f"no field named {name}" in err
+    assert "the fields are source, model, session, ctx," in err and "auto_left" in err
+
+
+def test_format_takes_the_equals_form_too(tmp_path: Path) -> None:
+    raw = stdin_json(tmp_path / "gone.jsonl", usage=USAGE)
+    assert run(raw, "--format={ctx}") == "90k"
+
+
 # -- a metis workspace ---------------------------------------------------------------------------
 
 
@@ -355,16 +383,90 @@ def test_a_metis_workspace(tmp_path: Path) -> None:
         info = store.list_sessions()[0]
         plan = store.plan(info.session_id)
         compactions = [c for c in store.compactions(info.session_id) if not c.undone]
-    f = json.loads(run(b"", str(tmp_path), "--json", "--session", info.session_id))
+    f = json.loads(run(b"", str(tmp_path), "--json", "--sync", "--session", info.session_id))
     assert f["source"] == "metis" and f["session"] == info.session_id
     assert f["pending"] == plan.decision.pending_history_tokens
     assert f["our_compactions"] == len(compactions) > 0
     assert f["last_after"] == compactions[-1].record.history_tokens_after
     assert f["compaction_usd"] == f"{info.spent_usd:.4f}"
-    line = run(b"", str(tmp_path), "--no-color", "--width", "200")
+    line = run(b"", str(tmp_path), "--no-color", "--width", "200", "--sync")
     assert line.startswith("history ") and "ours: " in line
+    assert run(b"", str(tmp_path), "--no-color", "--width", "200") == line  # saved, current
+    for flag in ("-w", "--workspace"):
+        assert run(b"", flag, str(tmp_path), "--no-color", "--width", "200") == line
     assert "no such session" in run(b"", str(tmp_path), "--session", "nope")
     assert "no metis store" in run(b"", str(tmp_path / "missing"))
+
+
+def test_a_workspace_line_reads_the_row_and_refreshes_the_rest_when_the_store_moved(
+    tmp_path: Path, state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.layout import store_path
+    from engine.store import SessionStore
+    from engine.store.schema import SCHEMA_VERSION
+    from engine.tokens import estimate_message_tokens
+    from metis_compaction_tui.statusline import workspace as ws
+    from metis_compaction_tui.statusline.workspace_refresh import compute_fields
+    from tests.history_builders import SID, chat, new_store
+
+    # the fast half's store path and schema version are the engine's
+    assert ws.store_file(str(tmp_path)) == str(store_path(tmp_path.resolve()))
+
+    assert ws.SCHEMA_VERSION == SCHEMA_VERSION
+    store = new_store(tmp_path)
+    first = chat(3)
+    for message in first:
+        store.append_message(SID, message, estimate_message_tokens(message))
+    # before any refresh: the row's context and spend, a note, and a refresher to start
+    spawned: list[tuple[object, ...]] = []
+    monkeypatch.setattr(statusline, "start_detached", lambda *a, **k: spawned.append(a))
+    f = json.loads(run(b"", str(tmp_path), "--json"))
+    assert f["note"] == "reading store…" and f["pending"] is None
+    assert f["ctx"] == store.session_info(SID).total_tokens
+    assert len(spawned) == 1 and "workspace_refresh" in spawned[0][0][3]  # type: ignore[index]
+    # the refresher's work, done here as the spawned process does it
+    argv = spawned[0][0][4:]  # type: ignore[index]
+    from metis_compaction_tui.statusline.workspace_refresh import main as refresher
+
+    assert refresher(list(argv)) == 0  # type: ignore[arg-type]
+    spawned.clear()
+    f = json.loads(run(b"", str(tmp_path), "--json"))
+    assert f == compute_fields(str(tmp_path), None) and spawned == []
+    # a message appended: the saved figures with the row's fresh context, and one refresher,
+    # unless the last refresh ended less than twice its run time ago
+    more = chat(1, prefix="n")[0]
+    store.append_message(SID, more, estimate_message_tokens(more))
+    state = Path(ws.state_file(str(state_dir), ws.store_file(str(tmp_path)), None))
+    saved = json.loads(state.read_text())
+    state.write_text(json.dumps({**saved, "took_ms": 3_600_000}))  # a refresh of an hour
+    g = json.loads(run(b"", str(tmp_path), "--json"))
+    assert g["ctx"] == store.session_info(SID).total_tokens > f["ctx"]  # type: ignore[operator]
+    assert g["pending"] == f["pending"] and spawned == []
+    os.utime(state, (0, 0))  # ...that ended long ago
+    assert json.loads(run(b"", str(tmp_path), "--json")) == g and len(spawned) == 1
+    assert refresher(list(spawned[0][0][4:])) == 0  # type: ignore[index]
+    assert json.loads(run(b"", str(tmp_path), "--json")) == compute_fields(str(tmp_path), None)
+    store.close()
+    # a corrupt or foreign state file is ignored, never shown
+    state.write_text('{"version": 1, "fields": {"note": 5}}')
+    assert json.loads(run(b"", str(tmp_path), "--json"))["note"] == "reading store…"
+    with SessionStore.open(tmp_path) as again:
+        assert again.session_info(SID).message_count == len(first) + 1
+
+
+def test_a_file_that_is_no_store_or_another_version_gets_the_engines_words(tmp_path: Path) -> None:
+    import sqlite3
+
+    (tmp_path / ".metis").mkdir()
+    store = tmp_path / ".metis" / "sessions.sqlite"
+    store.write_bytes(b"not sqlite at all" * 100)
+    note = json.loads(run(b"", str(tmp_path), "--json"))["note"]
+    assert note.startswith("no metis store (") and "not" in note
+    store.unlink()
+    with sqlite3.connect(store) as conn:
+        conn.execute("PRAGMA user_version = 99")
+    note = json.loads(run(b"", str(tmp_path), "--json"))["note"]
+    assert "schema version 99" in note, note
 
 
 # -- the command ---------------------------------------------------------------------------------
@@ -433,17 +535,18 @@ def test_no_second_refresher_while_one_holds_the_lock(
     log = tmp_path / "s.jsonl"
     write(log, ClaudeCodeWriter(3), 3, "w")
     fields(stdin_json(log, usage=USAGE))  # makes the state folder and the lock file
-    assert not refresh_running(str(state_dir), str(log))
-    with open(state_dir / (state_key(str(log)) + ".lock"), "a+b") as held:
+    lock = state_dir / (state_key(str(log)) + ".lock")
+    assert not refresh_running(str(lock))
+    with open(lock, "a+b") as held:
         fcntl.flock(held.fileno(), fcntl.LOCK_EX)
-        assert refresh_running(str(state_dir), str(log))
+        assert refresh_running(str(lock))
         write(log, ClaudeCodeWriter(4), 1)
         spawned: list[object] = []
         with monkeypatch.context() as patch:
             patch.setattr(statusline, "start_detached", lambda *a, **k: spawned.append(a))
             assert run(stdin_json(log, usage=USAGE), "--no-color")  # prints,
             assert spawned == []  # and spawns nothing while the lock is held
-    assert not refresh_running(str(state_dir), str(log))
+    assert not refresh_running(str(lock))
     with monkeypatch.context() as patch:  # the lock released: the grown file is read again
         patch.setattr(statusline, "start_detached", lambda *a, **k: spawned.append(a))
         assert run(stdin_json(log, usage=USAGE), "--no-color")
@@ -529,3 +632,145 @@ def test_a_rewind_to_before_the_seam_is_read_again(tmp_path: Path, state_dir: Pa
     stepped = fields(stdin_json(log, usage=USAGE))
     os.environ["METIS_STATUSLINE_STATE_DIR"] = str(state_dir.parent / "fresh-2")
     assert stepped == fields(stdin_json(log, usage=USAGE))
+
+
+# -- statusline --settings -----------------------------------------------------------------------
+
+
+def documented_input(tmp_path: Path) -> bytes:
+    """Claude Code's statusLine input, every documented key (our own values)."""
+    return json.dumps(
+        {
+            "hook_event_name": "Status",
+            "session_id": "0b7e7d1c-0000-4000-8000-000000000002",
+            "transcript_path": str(tmp_path / "none.jsonl"),
+            "cwd": str(tmp_path),
+            "model": {"id": "claude-opus-4-1", "display_name": "Opus"},
+            "workspace": {"current_dir": str(tmp_path), "project_dir": str(tmp_path)},
+            "version": "2.1.0",
+            "output_style": {"name": "default"},
+            "cost": {
+                "total_cost_usd": 0.0123,
+                "total_duration_ms": 45000,
+                "total_api_duration_ms": 2300,
+                "total_lines_added": 156,
+                "total_lines_removed": 23,
+            },
+            "context_window": {
+                "total_input_tokens": 15234,
+                "total_output_tokens": 4521,
+                "context_window_size": 200000,
+                "used_percentage": 8,
+                "remaining_percentage": 92,
+                "current_usage": {
+                    "input_tokens": 8500,
+                    "output_tokens": 1200,
+                    "cache_creation_input_tokens": 5000,
+                    "cache_read_input_tokens": 2000,
+                },
+            },
+            "exceeds_200k_tokens": False,
+        }
+    ).encode()
+
+
+def settings_then_run(argv: list[str], tmp_path: Path, path: str) -> tuple[str, str]:
+    """The block `argv --settings` prints, and what its command prints, run by a shell as
+    Claude Code runs it, fed the documented input."""
+    env = {**os.environ, "PATH": path, "METIS_STATUSLINE_STATE_DIR": str(tmp_path / "state")}
+    env.pop("PYTHONPATH", None)
+    done = subprocess.run(
+        [*argv, "statusline", "--settings"], capture_output=True, env=env, check=True, cwd=tmp_path
+    )
+    block = json.loads(done.stdout)["statusLine"]
+    assert set(block) == {"type", "command", "padding"} and block["type"] == "command"
+    command = block["command"]
+    line = subprocess.run(
+        ["/bin/sh", "-c", command],
+        input=documented_input(tmp_path),
+        capture_output=True,
+        env={**env, "COLUMNS": "200", "NO_COLOR": "1"},
+        cwd="/",
+        check=True,
+        timeout=60,
+    ).stdout.decode()
+    return command, line
+
+
+def test_settings_names_the_installed_command_by_absolute_path(tmp_path: Path) -> None:
+    script = Path(sys.executable).with_name("metis-compaction-tui")
+    assert script.is_file()
+    command, line = settings_then_run([str(script)], tmp_path, "/usr/bin:/bin")
+    assert command == f"{script} statusline"
+    assert line.startswith("ctx 15k/200k 8% | auto-compact at 167k: 151k left"), line
+
+
+def test_settings_quotes_a_path_with_a_space(tmp_path: Path) -> None:
+    folder = tmp_path / "my tools"
+    folder.mkdir()
+    script = folder / "metis-compaction-tui"
+    script.write_bytes(Path(sys.executable).with_name("metis-compaction-tui").read_bytes())
+    script.chmod(0o755)
+    command, line = settings_then_run([str(script)], tmp_path, "/usr/bin:/bin")
+    assert command == f"'{script}' statusline"
+    assert line.startswith("ctx 15k/200k 8%"), line
+
+
+def test_settings_without_the_script_runs_this_interpreter(tmp_path: Path) -> None:
+    argv = [sys.executable, "-m", "metis_compaction_tui.cli"]
+    command, line = settings_then_run(argv, tmp_path, "/usr/bin:/bin")
+    assert command == f"{sys.executable} -m metis_compaction_tui.cli statusline"
+    assert line.startswith("ctx 15k/200k 8%"), line
+
+
+def test_the_refreshers_import_no_summarizer_and_the_workspace_line_no_engine(
+    tmp_path: Path,
+) -> None:
+    from metis_compaction_tui.demo.simulator import Simulator
+
+    asyncio.run(Simulator(tmp_path, pace=0, turns=4, reruns=0).run())
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run(b"", str(tmp_path), "--sync")  # the figures saved: the next line only reads
+    probe = (
+        "import sys\n"
+        "before = set(sys.modules)\n"
+        "from metis_compaction_tui.statusline import main\n"
+        "main(sys.argv[1:], None, sys.stdout)\n"
+        "print(sorted(m for m in set(sys.modules) - before if m.split('.')[0] in"
+        " ('engine', 'msgspec', 'argparse', 'pathlib', 'typing')))\n"
+        "import metis_compaction_tui.statusline.refresh\n"
+        "import metis_compaction_tui.statusline.workspace_refresh\n"
+        "import json\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('engine.summarizers.'))))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path), "--no-color"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    line, line_modules, summarizer_modules = done.stdout.splitlines()
+    assert line.startswith("history ") and "ours: " in line
+    assert line_modules == "[]"
+    # the package's protocol, price table and prompt version come with engine.config; no
+    # summarizer itself (the offline one compiles 33 expressions on import)
+    loaded = set(json.loads(summarizer_modules))
+    assert loaded <= {
+        "engine.summarizers.base",
+        "engine.summarizers.pricing",
+        "engine.summarizers.prompt",
+        "engine.summarizers.settings",
+    }, loaded
+
+
+def test_the_line_names_the_engines_trust_folder(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The line stamps the trust records' folder without importing the engine; both name one."""
+    from engine import record_path
+    from metis_compaction_tui.statusline import workspace as ws
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    assert ws.trust_dir() == str(record_path(tmp_path).parent)
