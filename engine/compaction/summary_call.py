@@ -3,6 +3,7 @@ and charged), or, for the `mask` strategy, the placeholder copies that need no c
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -12,10 +13,12 @@ from engine.compaction.deps import Trigger
 from engine.compaction.writes import charge
 from engine.events import redact
 from engine.history import text_message
+from engine.ledger import apply_ledger, ledger_reserve
 from engine.messages import Message, Role
 from engine.outcomes import PreparedCompaction
 from engine.policy.cache_fit import cache_row_problem
 from engine.policy.span import SpanPlan
+from engine.policy.splice import summary_text
 from engine.policy.strategies import keeps_key_lines, masked_span, summary_ceiling
 from engine.policy.summary_budget import FREE, SummaryCallPrice, summary_budget
 from engine.summarizers import Summarizer, SummarizerError, SummaryRequest
@@ -27,6 +30,12 @@ if TYPE_CHECKING:
 def _probe(text: str) -> Message:
     """A summary as the message it would become, to count its tokens."""
     return text_message("probe", Role.USER, text, synthetic=True)
+
+
+def _summary_counter(manager: SessionManager, span: SpanPlan) -> Callable[[str], int]:
+    """A summary's tokens as the engine counts the message it becomes (its §4.2 wrapper in)."""
+    model, counter = manager.config.compaction_model, manager.history.counter
+    return lambda text: counter(_probe(summary_text(model, span.start, text)))
 
 
 def summary_request(
@@ -181,7 +190,11 @@ async def prepare_summary(
             latency_ms=0,
             **common,  # type: ignore[arg-type]
         )
-    request = summary_request(manager, span, instructions, max_tokens)
+    # The work ledger (engine.ledger) is a function of the span, which the key holds; its room
+    # is left out of what the summarizer is asked for, and what the prose leaves out goes in it.
+    count = _summary_counter(manager, span)
+    prose_tokens = max_tokens - ledger_reserve(span_messages, max_tokens, count)
+    request = summary_request(manager, span, instructions, prose_tokens)
     try:
         result = await manager.summarizer.summarize(request)
     except SummarizerError as error:
@@ -189,7 +202,7 @@ async def prepare_summary(
         raise
     # A model may repeat a key or token pasted in the span: neither the cache file nor the
     # spliced summary keeps it (issue 6, secrets).
-    summary = redact(result.text)
+    summary = apply_ledger(redact(result.text), span_messages, None, max_tokens, count).text
     # Cached before the spend is written: if the store refuses now, the retry pays nothing.
     if summary.strip() and manager.cache is not None:
         manager.cache.put(

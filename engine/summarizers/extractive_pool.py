@@ -360,7 +360,7 @@ def _command_of(block: ToolUseContentBlock) -> tuple[str, str | None]:
     return clean(f"{block.name}({args})"), None
 
 
-def _salient(lines: list[str]) -> list[str]:
+def salient_lines(lines: list[str]) -> list[str]:
     """The lines of an output worth reading: all of a short one; of a long one, those that are
     not instances of a template repeated through it (test progress, listings, log lines)."""
     if len(lines) <= 4:
@@ -389,7 +389,7 @@ _ERROR_MESSAGE = re.compile(r"(?:Error|Exception|FAILED|error)\b:?\s+\S")
 _ERROR_NAME = re.compile(r"\w(?:Error|Exception)\b|\bFAILED\b|^E\s|(?i:^error\b)")
 
 
-def _error_lines(lines: list[str], most: int = 2) -> list[str]:
+def error_lines(lines: list[str], most: int = 2) -> list[str]:
     """An output's error lines, at most `most`: those naming the error and saying what went
     wrong first (FAILED x - AssertionError: 2 != 3, before a bare "x.py:54: AssertionError"),
     never code that merely mentions one."""
@@ -438,7 +438,7 @@ def _tool_call(
     if is_read:
         errors = lines[:1] if result is not None and result.is_error else []
     else:
-        errors = _error_lines(lines)
+        errors = error_lines(lines)
     failed = bool(result is not None and result.is_error) or bool(errors)
     edits = bool(_EDIT_TOOL.search(block.name)) and not failed
     for line in errors:
@@ -461,7 +461,9 @@ def _tool_call(
         pool.add(TOOLS, 520, position, f"{command} → failed")
         return
     # A line printed again (the same banner on every test run) is said once.
-    salient = [line for line in _salient(lines) if line not in errors and line not in pool.shown]
+    salient = [
+        line for line in salient_lines(lines) if line not in errors and line not in pool.shown
+    ]
     picked = _digest_lines(salient, long=len(lines) > 4)
     digest = " | ".join(clip(salient[i], 100) for i in picked)
     pool.shown.update(salient[i] for i in picked)
@@ -503,9 +505,9 @@ def key_lines(content: str, *, most: int = 1, limit: int = 80) -> list[str]:
     result keeps (engine.policy.strategies.placeholder), so a later summary can still say it."""
     lines = [clean(line) for line in content.splitlines()]
     lines = [line for line in lines if line][1:]
-    errors = _error_lines(lines, most)
+    errors = error_lines(lines, most)
     if errors:
         return [clip(line, limit) for line in errors]
-    salient = _salient(lines)
+    salient = salient_lines(lines)
     picked = _digest_lines(salient, long=len(lines) > 4, limit=2 * limit)[:most]
     return [clip(salient[i], limit) for i in picked]
