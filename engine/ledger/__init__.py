@@ -6,15 +6,17 @@ from engine.ledger.apply import apply_ledger, ledger_reserve, stated
 from engine.ledger.extract import extract
 from engine.ledger.merge import merge
 from engine.ledger.model import Entry, Ledger, LedgerResult
-from engine.ledger.render import HEADING, Section, render, split
+from engine.ledger.render import HEADING, LedgerCounts, Section, counts, render, split
 
 __all__ = [
     "HEADING",
     "Entry",
     "Ledger",
+    "LedgerCounts",
     "LedgerResult",
     "Section",
     "apply_ledger",
+    "counts",
     "extract",
     "ledger_reserve",
     "merge",

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+import msgspec
+
 from engine.ledger.model import FILE_KINDS, KINDS, Entry, make_entry
 
 HEADING = "Work ledger:"
@@ -72,3 +74,17 @@ def split(summary: str, *, order: int = 0) -> Section:
             break
     prose = "\n".join(lines[:start] + lines[end:]).rstrip("\n")
     return Section(prose, entries, left_out)
+
+
+class LedgerCounts(msgspec.Struct, frozen=True):
+    """What a stored summary's ledger section says of itself (status --json, the cache
+    browser): the entries it restored (its prose did not state them) and those it had no room
+    for. Both 0: no section (the prose stated everything, or the summary predates the ledger)."""
+
+    restored: int = 0
+    dropped: int = 0
+
+
+def counts(summary: str) -> LedgerCounts:
+    section = split(summary)
+    return LedgerCounts(len(section.entries), section.left_out)

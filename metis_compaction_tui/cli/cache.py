@@ -15,6 +15,7 @@ import msgspec
 
 from engine import CacheRow, CompactionCache
 from engine.layout import cache_path
+from engine.ledger import counts as ledger_counts
 from metis_compaction_tui.cli import exit_codes
 from metis_compaction_tui.cli.commands import (
     JSON_SHAPE_VERSION,
@@ -26,6 +27,7 @@ from metis_compaction_tui.cli.output import block, emit_json, one_line
 
 def cache_row_json(row: CacheRow, *, with_text: bool) -> dict[str, Any]:
     data = msgspec.to_builtins(row)
+    data["ledger"] = msgspec.to_builtins(ledger_counts(row.summary_text))
     if not with_text:
         data.pop("summary_text")
         data["summary_chars"] = len(row.summary_text)

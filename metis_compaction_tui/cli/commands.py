@@ -9,6 +9,7 @@ cache's evict/trim/clear change anything, and only what they name.
 from __future__ import annotations
 
 import datetime
+from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, TextIO
@@ -18,12 +19,14 @@ import msgspec
 from engine import (
     CompactionConfig,
     History,
+    Message,
     SpanChanged,
     SpanPlan,
     SummarizerError,
     TurnPlan,
     plan_turn,
 )
+from engine.ledger import counts as ledger_counts
 from engine.savings import compaction_savings
 from engine.store import SCHEMA_VERSION, SessionInfo, SessionStore, StoreError, UndoRefused
 from engine.store.rows import StoredCompaction
@@ -148,12 +151,15 @@ def session_status(
         "last_compaction": last_compaction_json(
             compactions,
             None if settings is None else settings.summarizer.bound(config.compaction_model),
+            history.messages,
         ),
     }
 
 
 def last_compaction_json(
-    compactions: list[StoredCompaction], summarizer: SummarizerSettings | None = None
+    compactions: list[StoredCompaction],
+    summarizer: SummarizerSettings | None = None,
+    messages: Sequence[Message] = (),
 ) -> dict[str, Any] | None:
     """The latest compaction still in effect: which strategy ran, and what it saved (priced at
     the rates `summarizer` states for its model, if it does)."""
@@ -178,6 +184,16 @@ def last_compaction_json(
         "saved_usd_per_turn": str(savings.saved_usd_per_turn) if savings else None,
         "break_even_turns": savings.break_even_turns if savings else None,
         "priced_at": savings.priced_at if savings else None,
+        # engine.ledger: what its summary's work ledger restored and left out (None: its
+        # summary is not in the active history).
+        "ledger": next(
+            (
+                msgspec.to_builtins(ledger_counts(m.text()))
+                for m in messages
+                if m.id == record.summary_message_id
+            ),
+            None,
+        ),
     }
 
 
