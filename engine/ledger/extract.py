@@ -35,7 +35,7 @@ _ERROR_LIMIT = 160
 _VALUE_LIMIT = 90
 _VALUES_PER_OUTPUT = 4
 _VALUES_PER_TEXT = 3
-_ERRORS_PER_OUTPUT = 3
+_ERRORS_PER_OUTPUT = 5
 
 _PATH_KEYS = ("file_path", "notebook_path", "path", "file", "filename", "target_file")
 _COMMAND_KEYS = ("command", "cmd", "script", "shell")
@@ -52,8 +52,23 @@ _COUNT = re.compile(
 )
 
 
+# The last span read and its entries: a compaction asks twice of one span (its reserve, then
+# its section), and a span's messages are frozen, so the same tuple gives the same entries.
+_last: tuple[tuple[Message, ...], list[Entry]] | None = None
+
+
 def extract(span: tuple[Message, ...]) -> list[Entry]:
     """Every ledger entry of the span, one per identity, the latest instance of each."""
+    global _last
+    last = _last  # one read: another thread may replace it
+    if last is not None and last[0] is span:
+        return list(last[1])
+    entries = _extract(span)
+    _last = (span, entries)
+    return list(entries)
+
+
+def _extract(span: tuple[Message, ...]) -> list[Entry]:
     results = {
         block.tool_use_id: block
         for message in span
@@ -93,11 +108,11 @@ def _call(
     block: ToolUseContentBlock, result: ToolResultContentBlock | None, position: int
 ) -> list[Entry]:
     inputs = block.input
-    failed_call = result is not None and result.is_error
+    failed = result is not None and result.is_error
     patch = _patch_text(block)
     if patch is not None:
-        if failed_call:
-            return _errors(result, position, read=False)
+        if failed:
+            return _errors(_lines(result.content), failed, position, read=False)  # type: ignore[union-attr]
         return [
             make_entry(_PATCH_KIND.get(kind, EDITED) if kind else EDITED, path.strip(), position)
             for kind, path, moved in _PATCH_FILE.findall(patch)
@@ -107,25 +122,28 @@ def _call(
     path = next((str(inputs[k]) for k in _PATH_KEYS if isinstance(inputs.get(k), str)), None)
     if command is None and path is not None:
         kind = _file_kind(block.name)
-        entries = [] if failed_call and kind != READ else [make_entry(kind, clean(path), position)]
-        if kind == READ and result is not None:
-            entries += _errors(result, position, read=True) + _values(result, position)
-        elif failed_call and result is not None:
-            entries += _errors(result, position, read=True)
+        entries = [] if failed and kind != READ else [make_entry(kind, clean(path), position)]
+        if result is not None and (kind == READ or failed):
+            lines = _lines(result.content)
+            entries += _errors(lines, failed, position, read=True)
+            if kind == READ:
+                entries += _values(lines, position)
         return entries
     if command is None:
         command = f"{block.name}"
     output, exit_code = _unwrap(result.content) if result is not None else ("", None)
+    lines = _lines(output)
     first_line = command.strip().split("\n", 1)[0]
     shown = clip(clean(first_line), _COMMAND_LIMIT)
     if first_line != command.strip() and not shown.endswith("…"):
         shown += " …"
-    entries = [make_entry(RAN, f"{shown}{OUTCOME}{_outcome(output, exit_code, result)}", position)]
-    if result is not None:
-        entries += _errors(result, position, read=False, text=output) + _values(
-            result, position, text=output
-        )
-    return entries
+    errors = _errors(lines, failed, position, read=False)
+    outcome = _outcome(lines, exit_code, result, bool(errors))
+    return [
+        make_entry(RAN, f"{shown}{OUTCOME}{outcome}", position),
+        *errors,
+        *_values(lines, position),
+    ]
 
 
 def _patch_text(block: ToolUseContentBlock) -> str | None:
@@ -197,18 +215,19 @@ def _unwrap(content: str) -> tuple[str, int | None]:
     return content, exit_code
 
 
-def _outcome(output: str, exit_code: int | None, result: ToolResultContentBlock | None) -> str:
+def _outcome(
+    lines: list[str], exit_code: int | None, result: ToolResultContentBlock | None, errors: bool
+) -> str:
     if result is None:
         return "no result"
-    for line in reversed(output.strip().split("\n")[-12:]):
+    for line in reversed(lines[-12:]):
         counts = [f"{n} {word}" for n, word in _COUNT.findall(line)]
         if any(("passed" in c or "failed" in c or "error" in c) for c in counts):
             summary = ", ".join(dict.fromkeys(counts))
             return summary if not exit_code else f"{summary}, exit {exit_code}"
     if exit_code is not None:
         return f"exit {exit_code}"
-    failed = result.is_error or bool(error_lines(_lines(output), 1))
-    return "failed" if failed else "ok"
+    return "failed" if result.is_error or errors else "ok"
 
 
 def _lines(text: str) -> list[str]:
@@ -217,25 +236,16 @@ def _lines(text: str) -> list[str]:
     return [line for line in (clean(line) for line in raw) if line]
 
 
-def _errors(
-    result: ToolResultContentBlock, position: int, *, read: bool, text: str | None = None
-) -> list[Entry]:
+def _errors(lines: list[str], failed: bool, position: int, *, read: bool) -> list[Entry]:
     """An output's error lines. A file's contents are not errors ("raise ValueError" in a
     source file): a read fails only when the tool says so, and then its first line says why."""
-    lines = _lines(result.content if text is None else text)
-    if read:
-        found = lines[:1] if result.is_error else []
-    else:
-        found = error_lines(lines, _ERRORS_PER_OUTPUT)
+    found = (lines[:1] if failed else []) if read else error_lines(lines, _ERRORS_PER_OUTPUT)
     return [make_entry(ERROR, clip(line, _ERROR_LIMIT), position) for line in found]
 
 
-def _values(
-    result: ToolResultContentBlock, position: int, *, text: str | None = None
-) -> list[Entry]:
+def _values(lines: list[str], position: int) -> list[Entry]:
     """The most specific values of an output's lines that are not instances of a template
     repeated through it (a log's thousand request lines say nothing one by one)."""
-    lines = _lines(result.content if text is None else text)
     entries = []
     for line in salient_lines(lines):
         if _COUNT.search(line):  # a test run's totals are its command's outcome
