@@ -49,9 +49,7 @@ DEMO_KNOBS: dict[str, Any] = {
     # The demo shows a spent budget: its notional price would otherwise shorten each summary to
     # what pays back (engine.policy.summary_budget) and leave the budget unspent in a minute.
     "compaction_summary_payback_turns": 0,
-    # Two notional calls spend it (the work ledger's room comes out of each call's output), so
-    # the third threshold crossing is skipped and the hard cap forces one.
-    "compaction_max_cost_per_session_usd": Decimal("0.018"),
+    "compaction_max_cost_per_session_usd": Decimal("0.02"),
 }
 
 Log = Callable[[str], None]

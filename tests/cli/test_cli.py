@@ -325,7 +325,7 @@ def test_status_json_has_the_documented_shape(
     assert session.decision.action in {"skip", "soft", "forced"}
     assert session.threshold_tokens == 6_000 and session.hard_cap_tokens == 14_000
     assert re.fullmatch(r"\d+(\.\d+)?", session.spent_usd)
-    assert session.budget_usd == "0.018"
+    assert session.budget_usd == "0.02"
     assert session.pressure.of_threshold_pct == pytest.approx(
         100 * session.pending_history_tokens / 6_000, abs=0.05
     )

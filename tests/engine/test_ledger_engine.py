@@ -82,7 +82,7 @@ def tokens(session: SessionManager, text: str) -> int:
 
 async def test_lossy_prose_keeps_the_commands_and_errors_within_the_budget(tmp_path: Path) -> None:
     summarizer = RecordingSummarizer(PROSE)
-    session = manager(history(), tmp_path, summarizer)
+    session = manager(history(), tmp_path, summarizer, compaction_max_summary_tokens=2_000)
     prepared = await session.prepare()
     section = split(prepared.summary)
     assert section.prose == PROSE
@@ -90,9 +90,20 @@ async def test_lossy_prose_keeps_the_commands_and_errors_within_the_budget(tmp_p
     assert "pytest tests/test_tenants.py -q → 1 failed, 9 passed" in texts
     assert "E KeyError: 'tenant_id'" in texts
     assert "git log -1 --oneline → ok" in texts
+    assert tokens(session, prepared.summary) <= 2_000
+    # The work entries' room was left out of what the summarizer was asked for.
+    assert summarizer.requests[0].max_tokens < 2_000
+
+
+async def test_a_small_budget_reserves_nothing_and_the_ledger_takes_what_is_left(
+    tmp_path: Path,
+) -> None:
+    summarizer = RecordingSummarizer(PROSE)
+    session = manager(history(), tmp_path, summarizer)
+    prepared = await session.prepare()
+    assert summarizer.requests[0].max_tokens == KNOBS["compaction_max_summary_tokens"]
+    assert split(prepared.summary).entries
     assert tokens(session, prepared.summary) <= KNOBS["compaction_max_summary_tokens"]
-    # The ledger's room was left out of what the summarizer was asked for.
-    assert summarizer.requests[0].max_tokens < KNOBS["compaction_max_summary_tokens"]
 
 
 async def test_a_recompaction_keeps_the_earlier_ledger(tmp_path: Path) -> None:
