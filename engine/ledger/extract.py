@@ -170,8 +170,8 @@ def _command(inputs: dict[str, object]) -> str | None:
             if len(argv) >= 3 and argv[-2] in ("-c", "-lc"):
                 return argv[-1]
             return " ".join(argv)
-    action = inputs.get("action")  # local_shell stored whole
-    if isinstance(action, dict):
+    action = inputs.get("action")  # local_shell stored whole: {"type": "exec", "command": [...]}
+    if isinstance(action, dict) and "action" not in action:
         return _command(action)
     return None
 

@@ -15,14 +15,20 @@ _VALUE = re.compile(
     r"|(?<=port )\d{2,5}\b|(?<=[a-z]:)\d{2,5}\b"  # ports: port 6380, localhost:5432
 )
 _SETTING = re.compile(
-    r"^\s*[\"']?([A-Za-z_][\w.\-]{1,40})[\"']?\s*(?:[:=]|->)\s*[\"']?([^\s\"',;{}\[\]]*\d[^\s\"',;{}\[\]]*)[\"']?,?\s*(?:#.*)?$"
+    r"^\s*[\"']?([A-Za-z_][\w.\-]{1,40})[\"']?\s*(?:[:=]|->)\s*[\"']?"
+    r"(?=[^\s\"',;{}\[\]]*\d)([^\s\"',;{}\[\]]+)[\"']?,?\s*(?:#.*)?$"
 )
 _NUMBER = re.compile(r"(?<![\w.])\d{3,}(?:\.\d+)?(?![\w.])|(?<![\w.])\d+\.\d+(?![\w.])")
+
+
+# A longer line (minified JSON, a base64 blob) is read up to here: values sit early in a line.
+LINE_LIMIT = 400
 
 
 def values_in(line: str, *, numbers: bool = True) -> list[str]:
     """The values a line states, most telling kinds first; `numbers`: bare numbers too (of three
     digits or more, or with a decimal point), for prose where "hit rate 0.881" has no unit."""
+    line = line[:LINE_LIMIT]
     found: list[str] = []
     setting = _SETTING.match(line)
     if setting:

@@ -285,3 +285,25 @@ def test_a_prior_ledger_passed_in_is_merged_and_the_later_outcome_wins() -> None
     ran = [e.text for e in result.ledger.entries if e.kind == RAN]
     assert ran == ["pytest -q → 4 passed"]
     assert any(e.text == "/repo/docs/limits.md" for e in result.ledger.entries)
+
+
+def test_hostile_calls_are_read_within_bounds() -> None:
+    nested: dict[str, object] = {}
+    inner = nested
+    for _ in range(3_000):  # deeper than Python's recursion limit
+        inner["action"] = {}
+        inner = inner["action"]  # type: ignore[assignment]
+    blob = "timeout = " + "9x" * 100_000 + " junk"
+    span = session(
+        (
+            "Odd calls.",
+            [
+                ("local_shell", nested, "ok", False),
+                ("Read", {"file_path": "blob.cfg"}, f"{blob}\nport = 8080\n", False),
+            ],
+        )
+    )
+    entries = extract(span)
+    assert by_kind(entries, RAN) == ["local_shell → ok"]
+    assert "port = 8080" in by_kind(entries, VALUE)
+    assert all(len(e.text) <= 200 for e in entries)
