@@ -307,3 +307,23 @@ def test_hostile_calls_are_read_within_bounds() -> None:
     assert by_kind(entries, RAN) == ["local_shell → ok"]
     assert "port = 8080" in by_kind(entries, VALUE)
     assert all(len(e.text) <= 200 for e in entries)
+
+
+def test_a_key_in_a_command_or_output_never_reaches_the_ledger() -> None:
+    key = "sk-ant-" + "a1B2c3D4e5F6g7H8"
+    span = session(
+        (
+            "Calling the API.",
+            [
+                (
+                    "Bash",
+                    {"command": f"curl -H 'x-api-key: {key}' localhost:8080/v1/ping"},
+                    f"error: 401 for key {key}",
+                    True,
+                )
+            ],
+        )
+    )
+    result = apply_ledger("Goal: ping the API.", span, None, 2_000, count)
+    assert result.restored > 0
+    assert key not in result.text and "[redacted]" in result.text
