@@ -199,6 +199,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 }
 # Public names under another name than their module's (a bare DEFAULT would say too little).
 _RENAMED: dict[str, tuple[str, str]] = {
+    "LedgerSection": ("engine.ledger.render", "Section"),
+    "ledger_counts": ("engine.ledger.render", "counts"),
+    "split_ledger": ("engine.ledger.render", "split"),
     "ORIGIN_DEFAULT": ("engine.workspace_config", "DEFAULT"),
 }
 _HOME: dict[str, tuple[str, str]] = {

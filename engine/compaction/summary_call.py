@@ -5,6 +5,7 @@ PreparedCompaction (or on the SummarizerError), and SessionManager charges it.""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import Decimal
 
 from engine.cache import CacheRow, CompactionCache
@@ -12,11 +13,13 @@ from engine.cache_key import compute_cache_key
 from engine.compaction.result import StepInputs, Trigger
 from engine.events import redact
 from engine.history import text_message
+from engine.ledger import apply_ledger, ledger_reserve
 from engine.messages import Message, Role
 from engine.outcomes import PreparedCompaction
 from engine.policy.cache_fit import cache_row_problem
 from engine.policy.payback import CACHE_READ_FACTOR, CACHE_WRITE_FACTOR
 from engine.policy.span import SpanPlan
+from engine.policy.splice import summary_text
 from engine.policy.strategies import keeps_key_lines, masked_span, summary_ceiling
 from engine.policy.summary_budget import FREE, SummaryCallPrice, summary_budget
 from engine.summarizers import Summarizer, SummarizerError, SummaryRequest
@@ -26,6 +29,12 @@ from engine.summary_checks import check_answer, check_failure, summarizer_bounds
 def _probe(text: str) -> Message:
     """A summary as the message it would become, to count its tokens."""
     return text_message("probe", Role.USER, text, synthetic=True)
+
+
+def _summary_counter(inputs: StepInputs, span: SpanPlan) -> Callable[[str], int]:
+    """A summary's tokens as the engine counts the message it becomes (its §4.2 wrapper in)."""
+    model, counter = inputs.config.compaction_model, inputs.history.counter
+    return lambda text: counter(_probe(summary_text(model, span.start, text)))
 
 
 def summary_request(
@@ -195,7 +204,11 @@ async def prepare_summary(
             latency_ms=0,
             **common,  # type: ignore[arg-type]
         )
-    request = summary_request(inputs, span, instructions, max_tokens)
+    # The work ledger (engine.ledger) is a function of the span, which the key holds; its room
+    # is left out of what the summarizer is asked for, and what the prose leaves out goes in it.
+    count = _summary_counter(inputs, span)
+    prose_tokens = max_tokens - ledger_reserve(span_messages, max_tokens, count)
+    request = summary_request(inputs, span, instructions, prose_tokens)
     # engine.summary_checks: the answer held to what the request set (length, usage, cost).
     price = call_price(summarizer, request, span.span_tokens)
     bounds = summarizer_bounds(summarizer, request, price, span.span_tokens)
@@ -208,7 +221,7 @@ async def prepare_summary(
     result = check_answer(result, bounds, lambda text: counter(_probe(text)))
     # §6: a model may repeat a key or token pasted in the span: neither the cache file nor the
     # spliced summary keeps it.
-    summary = redact(result.text)
+    summary = apply_ledger(redact(result.text), span_messages, None, max_tokens, count).text
     # Cached before the manager writes the spend: if the store refuses then, a retry pays nothing.
     if summary.strip() and cache is not None:
         cache.put(

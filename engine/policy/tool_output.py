@@ -159,3 +159,21 @@ def key_lines(content: str, *, most: int = 1, limit: int = 80) -> list[str]:
     salient = salient_lines(lines)
     picked = digest_lines(salient, long=len(lines) > 4, limit=2 * limit)[:most]
     return [clip(salient[i], limit) for i in picked]
+
+
+# Prose cut into sentences (a reply, a request): what summaries and the work ledger choose from.
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=;)\s+(?=[^a-z])|\n+")
+_ABBREVIATION = re.compile(r"(?i)(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|no)\.)$")
+
+
+def sentences(text: str) -> list[str]:
+    out: list[str] = []
+    glue = False
+    for part in _SENTENCE.split(text):
+        part = clean(part)
+        if part and glue and out:
+            out[-1] = f"{out[-1]} {part}"
+        elif part:
+            out.append(part)
+        glue = bool(part) and bool(_ABBREVIATION.search(part))  # "e.g. x" is one sentence
+    return out

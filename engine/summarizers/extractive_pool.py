@@ -30,6 +30,7 @@ from engine.policy.tool_output import (
     is_error_line,
     masked_lines,
     salient_lines,
+    sentences,
     value_weight,
 )
 
@@ -44,7 +45,20 @@ TOOLS = "Tool results"
 FACTS = "Facts that may warrant memory_add"
 FILES = "Files"
 ASKS = "Earlier user requests"
-SECTIONS = (KEPT, LAST_ASK, CONSTRAINTS, DECISIONS, TASKS, ERRORS, TOOLS, FACTS, FILES, ASKS)
+PEOPLE = "People"
+SECTIONS = (
+    KEPT,
+    LAST_ASK,
+    CONSTRAINTS,
+    PEOPLE,
+    DECISIONS,
+    TASKS,
+    ERRORS,
+    TOOLS,
+    FACTS,
+    FILES,
+    ASKS,
+)
 
 
 @dataclass(frozen=True)
@@ -56,9 +70,6 @@ class Candidate:
     terms: frozenset[str] = field(default=frozenset())  # the concrete things the line carries
     always: bool = False  # kept even when its terms are already in the summary
 
-
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=;)\s+(?=[^a-z])|\n+")
-_ABBREVIATION = re.compile(r"(?i)(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|no)\.)$")
 
 _PATH = re.compile(
     r"(?<![\w/.@:-])(?:\.{0,2}/)?(?:[\w.@-]+/)+[\w.@-]*\w"
@@ -88,7 +99,29 @@ _CONSTRAINT = re.compile(
     r"at most|at least|no more than|stick to|owns|off[- ]limits|use only|only use|"
     r"careful|unless|hands off|can'?t|cannot|won'?t|has to|have to|needs? to stay|stay away|"
     r"not (?:to|use|touch|change|edit|add|run|push|merge|commit))\b"
-    r"|^(?:no|only|without|instead|rather|stay)\b"
+    r"|^(?:(?:and|but|also|plus),? )?(?:no|only|without|instead|rather|stay)\b"
+)
+# Someone named with their role ("Priya from the payments team owns X", "Marek is the SRE on
+# call"): who to ask or wait for is lost by any summary that keeps only the work.
+_ROLE = re.compile(
+    r"(?i)\b(?:lead|manager|owner|owns|on[- ]call|reviews?|approves?|signs? off|maintainer|"
+    r"engineer|sre|architect|admin|team|product|design|security|legal|qa)\b"
+)
+_NAME = re.compile(
+    r"(?:^|(?<=[\s(,]))(?!(?:The|This|That|These|We|Our|It|If|In|On|At|For|And|But|So|Set|"
+    r"Use|Open|Decision|Correction|Note|Yes|No|Sorry|Please|Ask|Keep|Let|After|Before|When|Then|"
+    r"Now|Ship|Make|Never|Don|Do|All|One|Root|Read|Run|Checking|Reading)\b)[A-Z][a-z]{2,}\b"
+    r"(?= (?:is|from|owns|approves|reviews|signs|wants|needs|will|has|leads|runs)\b|'s\b)"
+    r"|\b(?:ask|asks|ping|loop in|tell|wait for) [A-Z][a-z]{2,}\b"
+)
+# What a reply concluded, and a value it corrected: what later work rests on.
+_CONCLUSION = re.compile(
+    r"(?i)^(?:root cause|the (?:root )?cause|the (?:regression|problem|issue|bug|failure) "
+    r"(?:is|was|comes?|came)|so\b|this means|that means|turns out|it turns out|conclusion|"
+    r"the reason|which (?:is why|means))|\bbecause\b.*\b(?:fails?|failed|broke|breaks)\b"
+)
+_CORRECTION = re.compile(
+    r"(?i)^(?:correction|actually|sorry,? correction)\b|\b(?:not|instead of) \S+;"
 )
 _DECISION = re.compile(
     r"(?i)\b(?:decision|decid\w*|chose|chosen|choose|choosing|opt(?:ed|ing)? (?:for|to)|"
@@ -144,19 +177,6 @@ def template_of(text: str, section: str) -> str:
     if section in (ERRORS, TOOLS):
         return SPACES.sub("", _TEMPLATE_WORD.sub("w", lowered))
     return SPACES.sub(" ", _TEMPLATE_TERM.sub("#", lowered)).strip()
-
-
-def sentences(text: str) -> list[str]:
-    out: list[str] = []
-    glue = False
-    for part in _SENTENCE.split(text):
-        part = clean(part)
-        if part and glue and out:
-            out[-1] = f"{out[-1]} {part}"
-        elif part:
-            out.append(part)
-        glue = bool(part) and bool(_ABBREVIATION.search(part))  # "e.g. x" is one sentence
-    return out
 
 
 @dataclass
@@ -228,6 +248,7 @@ _CARRIED = {
     LAST_ASK: (ASKS, 600),
     ASKS: (ASKS, 500),
     CONSTRAINTS: (CONSTRAINTS, 880),
+    PEOPLE: (PEOPLE, 880),
     DECISIONS: (DECISIONS, 820),
     TASKS: (TASKS, 700),
     ERRORS: (ERRORS, 650),
@@ -246,8 +267,11 @@ def _earlier(message: Message, text: str) -> bool:
 
 
 def _earlier_summary(pool: _Pool, text: str, position: int) -> None:
+    from engine.ledger.render import split  # the ledger section is the engine's to merge
+
     section, base = FACTS, 600
-    for line in text.splitlines():
+    # Its work ledger is the engine's to carry (engine.ledger merges it), not prose to re-choose.
+    for line in split(text).prose.splitlines():
         line = line.strip()
         if line.startswith("- "):
             pool.add(section, base + _CARRIED_BONUS, position, line[2:], always=section != FILES)
@@ -258,7 +282,11 @@ def _earlier_summary(pool: _Pool, text: str, position: int) -> None:
 def _user(pool: _Pool, text: str, position: int, *, latest: bool) -> None:
     ask: list[str] = []
     for sentence in sentences(text):
-        if _CONSTRAINT.search(sentence) and (
+        if _person(pool, sentence, position):
+            continue
+        if _CORRECTION.search(sentence):
+            pool.add(DECISIONS, 870, position, sentence, always=True)
+        elif _CONSTRAINT.search(sentence) and (
             not _QUESTION.search(sentence) or _POLITE.match(sentence)
         ):  # "Could you avoid X?" is a limit asked politely
             pool.add(CONSTRAINTS, 900, position, sentence, always=True)
@@ -285,7 +313,11 @@ def _prose(pool: _Pool, text: str, position: int) -> None:
         if _QUESTION.search(sentence) or _ACK.match(sentence):
             continue
         terms = terms_of(sentence)
-        if _DECISION.search(sentence):
+        if _person(pool, sentence, position):
+            continue
+        if _CORRECTION.search(sentence) or _CONCLUSION.search(sentence):
+            pool.add(DECISIONS, 800 + 10 * min(len(terms), 3), position, sentence)
+        elif _DECISION.search(sentence):
             reason = bool(_REASON.search(sentence))
             pool.add(DECISIONS, 860 if reason else 740, position, sentence, always=reason)
         elif _TASK.search(sentence):
@@ -303,6 +335,13 @@ def _prose(pool: _Pool, text: str, position: int) -> None:
             pool.add(FACTS, 450, position, sentence)
     for path in _PATH.findall(text):
         pool.add(FILES, 480, position, path)
+
+
+def _person(pool: _Pool, sentence: str, position: int) -> bool:
+    if _ROLE.search(sentence) and _NAME.search(sentence) and not _QUESTION.search(sentence):
+        pool.add(PEOPLE, 860, position, sentence)
+        return True
+    return False
 
 
 def _command_of(block: ToolUseContentBlock) -> tuple[str, str | None]:

@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 import msgspec
 
-from engine import CacheRow, CompactionCache, cache_path
+from engine import CacheRow, CompactionCache, cache_path, ledger_counts
 from metis_compaction_tui.cli import exit_codes
 from metis_compaction_tui.cli.errors import CliError
 from metis_compaction_tui.cli.output import (
@@ -28,6 +28,7 @@ from metis_compaction_tui.cli.output import (
 
 def cache_row_json(row: CacheRow, *, with_text: bool) -> dict[str, Any]:
     data = msgspec.to_builtins(row)
+    data["ledger"] = msgspec.to_builtins(ledger_counts(row.summary_text))
     if not with_text:
         data.pop("summary_text")
         data["summary_chars"] = len(row.summary_text)

@@ -8,6 +8,7 @@ cache's evict/trim/clear change anything, and only what they name.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, TextIO
@@ -19,6 +20,7 @@ from engine import (
     SCHEMA_VERSION,
     CompactionConfig,
     History,
+    Message,
     ResolvedConfig,
     SessionInfo,
     SessionStore,
@@ -31,6 +33,7 @@ from engine import (
     TurnPlan,
     UndoRefused,
     compaction_savings,
+    ledger_counts,
     plan_turn,
     price_origin,
     resolve_config,
@@ -148,12 +151,15 @@ def session_status(
         "last_compaction": last_compaction_json(
             compactions,
             None if settings is None else settings.summarizer.bound(config.compaction_model),
+            history.messages,
         ),
     }
 
 
 def last_compaction_json(
-    compactions: list[StoredCompaction], summarizer: SummarizerSettings | None = None
+    compactions: list[StoredCompaction],
+    summarizer: SummarizerSettings | None = None,
+    messages: Sequence[Message] = (),
 ) -> dict[str, Any] | None:
     """The latest compaction still in effect: which strategy ran, and what it saved (priced at
     the rates `summarizer` states for its model, if it does)."""
@@ -179,6 +185,16 @@ def last_compaction_json(
         "saved_usd_per_turn": str(savings.saved_usd_per_turn) if savings else None,
         "break_even_turns": savings.break_even_turns if savings else None,
         "priced_at": savings.priced_at if savings else None,
+        # engine.ledger: what its summary's work ledger restored and left out (None: its
+        # summary is not in the active history).
+        "ledger": next(
+            (
+                msgspec.to_builtins(ledger_counts(m.text()))
+                for m in messages
+                if m.id == record.summary_message_id
+            ),
+            None,
+        ),
     }
 
 

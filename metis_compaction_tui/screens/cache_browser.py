@@ -20,7 +20,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, Static
 
-from engine import CacheRow
+from engine import CacheRow, ledger_counts
 from metis_compaction_tui.actions import bindings_for
 from metis_compaction_tui.error_text import error_line, source_workspace
 from metis_compaction_tui.safe_text import safe_text
@@ -214,6 +214,9 @@ class CacheBrowserScreen(Screen[None]):
                 text.append_text(safe_text(title or session_id, single_line=True, max_chars=40))
         else:
             text.append("no live summary in this workspace's sessions", style="italic")
+        ledger = ledger_counts(row.summary_text)
+        text.append("\nledger ", style="bold")
+        text.append(f"{ledger.restored} restored, {ledger.dropped} left out")
         text.append("\nsummary ", style="bold")
         text.append_text(safe_text(row.summary_text, single_line=True, max_chars=400))
         detail.update(text)

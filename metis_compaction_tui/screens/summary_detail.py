@@ -16,7 +16,14 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from engine import Message, SummarizerSettings, compaction_savings, summary_body
+from engine import (
+    LedgerSection,
+    Message,
+    SummarizerSettings,
+    compaction_savings,
+    split_ledger,
+    summary_body,
+)
 from metis_compaction_tui.actions import bindings_for
 from metis_compaction_tui.error_text import error_line, source_workspace
 from metis_compaction_tui.safe_text import safe_text
@@ -85,6 +92,22 @@ def summary_facts(
     return table
 
 
+def ledger_text(section: LedgerSection) -> Text:
+    """The work ledger apart from the prose: each entry marked as restored by the engine (the
+    prose did not state it), and how many had no room."""
+    text = Text(end="")
+    text.append(
+        f"Work ledger · {len(section.entries)} restored by the engine"
+        + (f" · {section.left_out} left out" if section.left_out else ""),
+        style="bold",
+    )
+    for entry in section.entries:
+        text.append("\n↺ ", style="green")
+        text.append(f"{entry.kind}: ", style="bold")
+        text.append_text(safe_text(entry.text, single_line=True))
+    return text
+
+
 class SummaryDetailScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = bindings_for("summary")
 
@@ -110,7 +133,10 @@ class SummaryDetailScreen(Screen[None]):
                 left.border_title = "Summary"
                 facts = summary_facts(self.message, self.info, self.summarizer)
                 yield Static(facts, id="summary-facts")
-                yield Static(safe_text(summary_body(self.message.text())), id="summary-text")
+                section = split_ledger(summary_body(self.message.text()))
+                yield Static(safe_text(section.prose), id="summary-text")
+                if section.entries or section.left_out:
+                    yield Static(ledger_text(section), id="summary-ledger")
             with Vertical(id="originals-pane"):
                 originals = MessageList(id="originals", follow=False)  # read from the top
                 originals.empty_text = "reading the archived originals…"

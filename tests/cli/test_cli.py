@@ -16,6 +16,7 @@ import msgspec
 import pytest
 
 from engine.layout import STORE_FILE, cache_path, metis_dir, store_path
+from engine.ledger import counts as ledger_counts
 from engine.store import SessionStore
 from metis_compaction_tui.cli import dispatch as cli
 from metis_compaction_tui.demo.simulator import Simulator
@@ -65,6 +66,11 @@ class CallUsage(Strict):
     output_tokens: int
 
 
+class LedgerCounts(Strict):
+    restored: int
+    dropped: int
+
+
 class LastCompaction(Strict):
     compaction_id: int
     kind: str
@@ -81,6 +87,7 @@ class LastCompaction(Strict):
     saved_usd_per_turn: str | None
     break_even_turns: int | None
     priced_at: str | None
+    ledger: LedgerCounts | None
 
 
 class Setting(Strict):
@@ -182,6 +189,7 @@ class CacheList(Strict):
         Span,
         StrategyPlan,
         LastCompaction,
+        LedgerCounts,
         CallUsage,
         CacheList,
         CacheListRow,
@@ -352,6 +360,12 @@ def test_status_says_which_strategy_ran_and_what_it_saved(
     assert last.saved_tokens == last.history_tokens_before - last.history_tokens_after
     assert last.saved_usd_per_turn is not None and Decimal(last.saved_usd_per_turn) > 0
     assert last.priced_at == "claude-haiku-4-5" and last.break_even_turns is not None
+    # What the summary's work ledger restored and left out, as read from the summary itself.
+    with SessionStore.open(workspace) as store:
+        messages = store.snapshot(store.list_sessions()[0].session_id).messages
+    summary = [m for m in messages if m.metadata.compaction_span][-1]
+    assert last.ledger is not None
+    assert msgspec.to_builtins(last.ledger) == msgspec.to_builtins(ledger_counts(summary.text()))
     code, text, _ = run(capsys, "status", str(workspace))
     assert "  strategy   summarize: " in text
     assert f"saved {last.saved_tokens:,} tokens" in text
@@ -539,7 +553,9 @@ def test_cache_show_evict_trim_clear(workspace: Path, capsys: pytest.CaptureFixt
     rows = msgspec.json.decode(run(capsys, "cache", "list", "-w", ws, "--json")[1])["rows"]
     key = rows[0]["cache_key"]
     code, out, _ = run(capsys, "cache", "show", key[:12], "-w", ws, "--json")
-    assert code == 0 and msgspec.json.decode(out)["summary_text"]
+    shown = msgspec.json.decode(out)
+    assert code == 0 and shown["summary_text"]
+    assert shown["ledger"] == msgspec.to_builtins(ledger_counts(shown["summary_text"]))
     uses = msgspec.json.decode(run(capsys, "cache", "list", "-w", ws, "--json")[1])["rows"]
     assert uses[0]["use_count"] == rows[0]["use_count"]  # show is a peek, not a hit
     code, _, err = run(capsys, "cache", "show", "zzzz", "-w", ws)

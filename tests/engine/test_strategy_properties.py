@@ -21,11 +21,13 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 
 from engine.config import COMPACTION_STRATEGIES, CompactionConfig
-from engine.history import History
+from engine.history import History, text_message
+from engine.ledger import ledger_reserve
 from engine.manager import SessionManager
 from engine.messages import Message, Role, ToolResultContentBlock, validate_history
 from engine.outcomes import CompactionOutcome
 from engine.policy.span import is_tool_cycle_boundary
+from engine.policy.splice import summary_text
 from engine.policy.strategies import (
     MASKED_PREFIX,
     is_masked,
@@ -170,7 +172,8 @@ class PricedExtractive:
     def __init__(self, ceiling: int) -> None:
         self.inner = ExtractiveSummarizer()
         self.ceiling = ceiling
-        self.seen: list[tuple[int, int]] = []  # (max_tokens sent, the rule's budget)
+        # (max_tokens sent, the rule's budget less the work ledger's reserve: engine.ledger)
+        self.seen: list[tuple[int, int]] = []
 
     def call_price(self, request: SummaryRequest) -> SummaryCallPrice:
         return SummaryCallPrice(
@@ -189,7 +192,12 @@ class PricedExtractive:
         rule = summary_budget(
             span, kept, self.call_price(request), ceiling=ceiling, payback_turns=3
         )
-        self.seen.append((request.max_tokens, rule))
+
+        def count(text: str) -> int:
+            wrapped = summary_text(LOCAL, request.span_start, text)
+            return History().counter(text_message("probe", Role.USER, wrapped, synthetic=True))
+
+        self.seen.append((request.max_tokens, rule - ledger_reserve(request.span, rule, count)))
         return await self.inner.summarize(request)
 
     def estimate_cost(self, tokens_in: int, max_tokens: int) -> Decimal:

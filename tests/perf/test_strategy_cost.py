@@ -46,10 +46,15 @@ def test_json_holds_one_result_per_strategy_and_summarizer(report: dict[str, obj
     for r in results:
         assert r["workload"] == "mixed" and r["compactions"] >= 1
         assert set(r["billed_input_vs_uncompacted"]) == {"40"}
+        assert set(r["billed_input_vs_floor"]) == {"40"}
+        floor = r["floor"]["40"]
+        # The floor is below the uncompacted bill and no compacted run bills under it.
+        assert 0 < floor["vs_uncompacted"] < 1
+        assert r["billed_input_vs_floor"]["40"] >= 1
         assert set(r["targets"]) == {
             "break_even_within_3_turns",
             "total_at_most_0.5x",
-            "turn_40_at_most_0.30x",
+            "turn_40_within_1.25x_floor",
             "fact_recovery_no_worse_than_summarize",
         }
 

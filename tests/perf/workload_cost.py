@@ -733,8 +733,8 @@ async def main_async(args: argparse.Namespace) -> int:
             "claude-haiku-4-5 through the real SDK against a local server that bills each call "
             "from its request (tests/perf/paid_summary.py); the summary text is an extractive "
             "stand-in. Ratios are against the same workload uncompacted; ✓/✗ against the targets "
-            "(break-even within 3 turns, total ≤ 0.5x, turn 40 ≤ 0.30x, set B facts ≥ "
-            "summarize's).\n"
+            "(break-even within 3 turns, total ≤ 0.5x, turn 40 ≤ 1.25x the floor: the prefix, "
+            "the preserved tail and the new turn; set B facts ≥ summarize's).\n"
         )
         print(strategy_cost.matrix_table(matrix, table))
         print("\n```text\n" + strategy_cost.text_chart(matrix, tuple(args.workload)) + "\n```")

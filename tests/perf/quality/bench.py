@@ -37,11 +37,16 @@ from engine.summarizers.base import Summarizer, SummaryRequest
 from engine.summarizers.extractive import ExtractiveSummarizer
 from engine.tokens import estimate_text_tokens
 from tests.perf._util import table
-from tests.perf.quality import set_a, set_b
+from tests.perf.quality import set_a, set_b, set_c, set_d
 from tests.perf.quality.script import KINDS, Session
 
 MAX_TOKENS = 300
-SETS: dict[str, list[Session]] = {"A": set_a.SESSIONS, "B": set_b.SESSIONS}
+SETS: dict[str, list[Session]] = {
+    "A": set_a.SESSIONS,
+    "B": set_b.SESSIONS,
+    "C": set_c.SESSIONS,
+    "D": set_d.SESSIONS,
+}
 
 SummarizeFn = Callable[[tuple[Message, ...], int], "str | Awaitable[str]"]
 

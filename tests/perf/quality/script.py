@@ -23,7 +23,8 @@ from engine.messages import (
     validate_history,
 )
 
-KINDS = ("tool_output", "decision", "constraint", "path", "number")
+# conclusion: what a reply concluded; person: someone named with their role (set C on).
+KINDS = ("tool_output", "decision", "constraint", "path", "number", "conclusion", "person")
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from engine.messages import Message
 from engine.summarizers.extractive import ExtractiveSummarizer
 from tests.perf.quality.bench import score, summarizer_fn
+from tests.perf.quality.ledger_bench import _offline, _score
 from tests.perf.quality.script import KINDS
 
 
@@ -25,3 +28,11 @@ def test_extractive_summaries_never_exceed_the_budget_on_either_set() -> None:
     for by_set in figures.values():
         assert by_set["over_budget"] == 0
         assert by_set["summary_tokens_max"] <= 120  # type: ignore[operator]
+
+
+def test_with_the_ledger_every_summary_stays_within_its_budget_and_keeps_more_work() -> None:
+    for budget in (300, 2_000):
+        alone = asyncio.run(_score(_offline, "A", budget, ledger=False))
+        ledger = asyncio.run(_score(_offline, "A", budget, ledger=True))
+        assert ledger["over_budget"] == 0 and ledger["summary_tokens_max"] <= budget
+        assert ledger["artifacts"] >= alone["artifacts"]

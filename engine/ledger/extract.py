@@ -1,0 +1,257 @@
+"""The ledger of a span, read deterministically from its messages: the files its tool calls read,
+wrote and edited, the commands they ran and what came of them, the error lines their outputs
+showed, and the values its messages and outputs state. An earlier summary in the span brings its
+own ledger, merged in (engine.ledger.merge).
+
+Tool calls as the importers store them: Claude Code's Read/Write/Edit/MultiEdit/NotebookEdit
+({"file_path": ...}) and Bash ({"command": "..."}); Codex's shell/local_shell
+({"command": ["bash", "-lc", "..."]}), exec_command ({"cmd": "..."}) and apply_patch (the patch
+text: "*** Update File: path"); any other tool by its name and its path or command argument.
+"""
+
+from __future__ import annotations
+
+import re
+
+import msgspec
+
+from engine.ledger.merge import merge
+from engine.ledger.model import EDITED, ERROR, OUTCOME, RAN, READ, VALUE, WROTE, Entry, make_entry
+from engine.ledger.render import split
+from engine.ledger.values import values_in, window
+from engine.messages import Message, TextContentBlock, ToolResultContentBlock, ToolUseContentBlock
+from engine.policy.splice import parse_summary_text
+from engine.policy.tool_output import (
+    clean,
+    clip,
+    error_lines,
+    masked_lines,
+    salient_lines,
+    sentences,
+)
+
+_COMMAND_LIMIT = 110
+_ERROR_LIMIT = 160
+_VALUE_LIMIT = 90
+_VALUES_PER_OUTPUT = 4
+_VALUES_PER_TEXT = 3
+_ERRORS_PER_OUTPUT = 5
+
+_PATH_KEYS = ("file_path", "notebook_path", "path", "file", "filename", "target_file")
+_COMMAND_KEYS = ("command", "cmd", "script", "shell")
+_READ_NAME = re.compile(r"(?i)read|view|open|cat\b|get_file")
+_WRITE_NAME = re.compile(r"(?i)write|create")
+_EDIT_NAME = re.compile(r"(?i)edit|patch|replace|insert|str_replace")
+_PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.M)
+_PATCH_KIND = {"Add": WROTE, "Update": EDITED, "Delete": EDITED}
+# Exit status as Codex and Claude Code print it before the output.
+_EXIT = re.compile(r"^(?:Exit code:? |Process exited with code )(-?\d{1,4})$")
+_HEADER = re.compile(r"^(?:Chunk ID|Wall time|Original token count|Total output lines): ")
+_COUNT = re.compile(
+    r"\b(\d+) (passed|failed|failures?|errors?|skipped|xfailed|xpassed|deselected|total)\b"
+)
+
+
+# The last span read and its entries: a compaction asks twice of one span (its reserve, then
+# its section), and a span's messages are frozen, so the same tuple gives the same entries.
+_last: tuple[tuple[Message, ...], list[Entry]] | None = None
+
+
+def extract(span: tuple[Message, ...]) -> list[Entry]:
+    """Every ledger entry of the span, one per identity, the latest instance of each."""
+    global _last
+    last = _last  # one read: another thread may replace it
+    if last is not None and last[0] is span:
+        return list(last[1])
+    entries = _extract(span)
+    _last = (span, entries)
+    return list(entries)
+
+
+def _extract(span: tuple[Message, ...]) -> list[Entry]:
+    results = {
+        block.tool_use_id: block
+        for message in span
+        for block in message.content
+        if isinstance(block, ToolResultContentBlock)
+    }
+    found: list[Entry] = []
+    for position, message in enumerate(span):
+        for block in message.content:
+            if isinstance(block, TextContentBlock):
+                if parse_summary_text(block.text) is not None or message.synthetic:
+                    earlier = parse_summary_text(block.text)
+                    body = earlier.summary if earlier is not None else block.text
+                    found = merge(found, split(body, order=position).entries)
+                else:
+                    found.extend(_text_values(block.text, position))
+            elif isinstance(block, ToolUseContentBlock):
+                found.extend(_call(block, results.get(block.id), position))
+    entries = merge([], found)
+    # A value an error line or a command already carries is said there.
+    said = " ".join(e.text.lower() for e in entries if e.kind in (ERROR, RAN))
+    return [e for e in entries if e.kind != VALUE or not all(n.lower() in said for n in e.needles)]
+
+
+def _text_values(text: str, position: int) -> list[Entry]:
+    entries: list[Entry] = []
+    for sentence in sentences(text):
+        if sentence.endswith("?") or not values_in(sentence):
+            continue
+        best = values_in(sentence)[0]
+        entries.append(make_entry(VALUE, window(sentence, best, _VALUE_LIMIT), position))
+    ranked = sorted(entries, key=lambda e: -e.rank)[:_VALUES_PER_TEXT]
+    return [e for e in entries if e in ranked]
+
+
+def _call(
+    block: ToolUseContentBlock, result: ToolResultContentBlock | None, position: int
+) -> list[Entry]:
+    inputs = block.input
+    failed = result is not None and result.is_error
+    patch = _patch_text(block)
+    if patch is not None:
+        if failed:
+            return _errors(_lines(result.content), failed, position, read=False)  # type: ignore[union-attr]
+        return [
+            make_entry(_PATCH_KIND.get(kind, EDITED) if kind else EDITED, path.strip(), position)
+            for kind, path, moved in _PATCH_FILE.findall(patch)
+            for path in [path or moved]
+        ]
+    command = _command(inputs)
+    path = next((str(inputs[k]) for k in _PATH_KEYS if isinstance(inputs.get(k), str)), None)
+    if command is None and path is not None:
+        kind = _file_kind(block.name)
+        entries = [] if failed and kind != READ else [make_entry(kind, clean(path), position)]
+        if result is not None and (kind == READ or failed):
+            lines = _lines(result.content)
+            entries += _errors(lines, failed, position, read=True)
+            if kind == READ:
+                entries += _values(lines, position)
+        return entries
+    if command is None:
+        command = f"{block.name}"
+    output, exit_code = _unwrap(result.content) if result is not None else ("", None)
+    lines = _lines(output)
+    first_line = command.strip().split("\n", 1)[0]
+    shown = clip(clean(first_line), _COMMAND_LIMIT)
+    if first_line != command.strip() and not shown.endswith("…"):
+        shown += " …"
+    errors = _errors(lines, failed, position, read=False)
+    outcome = _outcome(lines, exit_code, result, bool(errors))
+    return [
+        make_entry(RAN, f"{shown}{OUTCOME}{outcome}", position),
+        *errors,
+        *_values(lines, position),
+    ]
+
+
+def _patch_text(block: ToolUseContentBlock) -> str | None:
+    """The patch of an apply_patch call (Codex's custom tool, or the shell form whose argv is
+    ["apply_patch", patch])."""
+    inputs = block.input
+    if block.name == "apply_patch":
+        text = inputs.get("input") or inputs.get("patch")
+        return text if isinstance(text, str) else ""
+    argv = inputs.get("command")
+    if isinstance(argv, list) and len(argv) >= 2 and argv[0] == "apply_patch":
+        return str(argv[-1])
+    return None
+
+
+def _command(inputs: dict[str, object]) -> str | None:
+    for key in _COMMAND_KEYS:
+        value = inputs.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+        if isinstance(value, list) and value and all(isinstance(a, str) for a in value):
+            argv = [str(a) for a in value]
+            # ["bash", "-lc", "npm test"] reads as the script it runs.
+            if len(argv) >= 3 and argv[-2] in ("-c", "-lc"):
+                return argv[-1]
+            return " ".join(argv)
+    action = inputs.get("action")  # local_shell stored whole: {"type": "exec", "command": [...]}
+    if isinstance(action, dict) and "action" not in action:
+        return _command(action)
+    return None
+
+
+def _file_kind(name: str) -> str:
+    if _EDIT_NAME.search(name):
+        return EDITED
+    if _WRITE_NAME.search(name):
+        return WROTE
+    if _READ_NAME.search(name):
+        return READ
+    return READ
+
+
+def _unwrap(content: str) -> tuple[str, int | None]:
+    """A shell result's output and exit status: Codex's JSON ({"output", "metadata":
+    {"exit_code"}}), its "Exit code: N ... Output:" header, Claude Code's "Exit code N"."""
+    stripped = content.lstrip()
+    if stripped.startswith("{") and '"output"' in stripped[:200]:
+        try:
+            decoded = msgspec.json.decode(stripped)
+        except msgspec.DecodeError:
+            decoded = None
+        if isinstance(decoded, dict) and isinstance(decoded.get("output"), str):
+            meta = decoded.get("metadata")
+            code = meta.get("exit_code") if isinstance(meta, dict) else None
+            exit_code = code if isinstance(code, int) and not isinstance(code, bool) else None
+            return decoded["output"], exit_code
+    lines = content.split("\n")
+    exit_code = None
+    for index, line in enumerate(lines[:6]):
+        match = _EXIT.match(line.strip())
+        if match:
+            exit_code = int(match.group(1))
+        elif line.strip() == "Output:":
+            return "\n".join(lines[index + 1 :]), exit_code
+        elif not _HEADER.match(line) and index > 0 and exit_code is None:
+            break
+    if exit_code is not None and _EXIT.match(lines[0].strip()):
+        return "\n".join(lines[1:]), exit_code
+    return content, exit_code
+
+
+def _outcome(
+    lines: list[str], exit_code: int | None, result: ToolResultContentBlock | None, errors: bool
+) -> str:
+    if result is None:
+        return "no result"
+    for line in reversed(lines[-12:]):
+        counts = [f"{n} {word}" for n, word in _COUNT.findall(line)]
+        if any(("passed" in c or "failed" in c or "error" in c) for c in counts):
+            summary = ", ".join(dict.fromkeys(counts))
+            return summary if not exit_code else f"{summary}, exit {exit_code}"
+    if exit_code is not None:
+        return f"exit {exit_code}"
+    return "failed" if result.is_error or errors else "ok"
+
+
+def _lines(text: str) -> list[str]:
+    kept = masked_lines(text)
+    raw = text.splitlines() if kept is None else kept
+    return [line for line in (clean(line) for line in raw) if line]
+
+
+def _errors(lines: list[str], failed: bool, position: int, *, read: bool) -> list[Entry]:
+    """An output's error lines. A file's contents are not errors ("raise ValueError" in a
+    source file): a read fails only when the tool says so, and then its first line says why."""
+    found = (lines[:1] if failed else []) if read else error_lines(lines, _ERRORS_PER_OUTPUT)
+    return [make_entry(ERROR, clip(line, _ERROR_LIMIT), position) for line in found]
+
+
+def _values(lines: list[str], position: int) -> list[Entry]:
+    """The most specific values of an output's lines that are not instances of a template
+    repeated through it (a log's thousand request lines say nothing one by one)."""
+    entries = []
+    for line in salient_lines(lines):
+        if _COUNT.search(line):  # a test run's totals are its command's outcome
+            continue
+        found = values_in(line)
+        if found:
+            entries.append(make_entry(VALUE, window(line, found[0], _VALUE_LIMIT), position))
+    ranked = sorted(entries, key=lambda e: (-e.rank, e.text))[:_VALUES_PER_OUTPUT]
+    return [e for e in entries if e in ranked]

@@ -1,0 +1,54 @@
+"""Concrete values in a line: versions, dates, commit ids, sizes and times with their unit, ports,
+codes, and settings (a name with a value that has a digit in it). What a continuing agent cannot
+guess and a paraphrase loses first."""
+
+from __future__ import annotations
+
+import re
+
+_VALUE = re.compile(
+    r"(?<![\w.])v?\d+\.\d+\.\d+(?:[-+][\w.]+)?(?![\w.])"  # 7.2.4, v1.4.0-rc1
+    r"|\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?Z?)?\b"  # dates
+    r"|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b"  # commit ids, digests
+    r"|(?<![\w.])\d+(?:\.\d+)?\s?(?:ms|s|min|h|kB|KB|MB|GB|KiB|MiB|GiB|%|rps|req/s)(?![\w])"
+    r"|\b[A-Z][A-Z0-9]*-\d+\b|\b[A-Z]{2,}\d{2,}\b"  # tickets, codes: PAY-412, TS2322
+    r"|(?<=port )\d{2,5}\b|(?<=[a-z]:)\d{2,5}\b"  # ports: port 6380, localhost:5432
+)
+_SETTING = re.compile(
+    r"^\s*[\"']?([A-Za-z_][\w.\-]{1,40})[\"']?\s*(?:[:=]|->)\s*[\"']?"
+    r"(?=[^\s\"',;{}\[\]]*\d)([^\s\"',;{}\[\]]+)[\"']?,?\s*(?:#.*)?$"
+)
+_NUMBER = re.compile(r"(?<![\w.])\d{3,}(?:\.\d+)?(?![\w.])|(?<![\w.])\d+\.\d+(?![\w.])")
+
+
+# A longer line (minified JSON, a base64 blob) is read up to here: values sit early in a line.
+LINE_LIMIT = 400
+
+
+def values_in(line: str, *, numbers: bool = True) -> list[str]:
+    """The values a line states, most telling kinds first; `numbers`: bare numbers too (of three
+    digits or more, or with a decimal point), for prose where "hit rate 0.881" has no unit."""
+    line = line[:LINE_LIMIT]
+    found: list[str] = []
+    setting = _SETTING.match(line)
+    if setting:
+        found.append(setting.group(2))
+    found.extend(m.group(0) for m in _VALUE.finditer(line))
+    if numbers and not found:
+        found.extend(m.group(0) for m in _NUMBER.finditer(line))
+    return list(dict.fromkeys(v.strip() for v in found if v.strip()))
+
+
+def setting_name(line: str) -> str | None:
+    setting = _SETTING.match(line)
+    return setting.group(1) if setting else None
+
+
+def window(line: str, value: str, limit: int) -> str:
+    """The line clipped to `limit` characters, the value kept inside."""
+    if len(line) <= limit:
+        return line
+    at = max(0, line.find(value))
+    start = max(0, min(at - limit // 3, len(line) - limit))
+    out = line[start : start + limit - 2]
+    return ("…" if start else "") + out + "…"

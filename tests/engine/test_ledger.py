@@ -1,0 +1,329 @@
+"""The work ledger (engine.ledger) on tool calls shaped as the importers store Claude Code's and
+Codex's: what it extracts, how it merges, how it holds to its budget."""
+
+from __future__ import annotations
+
+import json
+
+from engine.ledger import HEADING, Ledger, apply_ledger, extract, ledger_reserve, render, split
+from engine.ledger.model import EDITED, ERROR, RAN, READ, VALUE, WROTE
+from engine.messages import (
+    Message,
+    Role,
+    TextContentBlock,
+    ToolResultContentBlock,
+    ToolUseContentBlock,
+    validate_history,
+)
+from engine.policy.splice import summary_text
+from engine.tokens import estimate_text_tokens
+
+Call = tuple[str, dict[str, object], str, bool]
+
+
+def session(*turns: tuple[str, list[Call]]) -> tuple[Message, ...]:
+    """An ask, then per turn an assistant message with its calls and their results."""
+    messages = [Message("u0", Role.USER, (TextContentBlock("please fix the build"),))]
+    for index, (text, calls) in enumerate(turns):
+        uses = tuple(
+            ToolUseContentBlock(f"t{index}-{n}", name, args)
+            for n, (name, args, _, _) in enumerate(calls)
+        )
+        messages.append(Message(f"a{index}", Role.ASSISTANT, (TextContentBlock(text), *uses)))
+        if calls:
+            results = tuple(
+                ToolResultContentBlock(f"t{index}-{n}", output, error)
+                for n, (_, _, output, error) in enumerate(calls)
+            )
+            messages.append(Message(f"r{index}", Role.USER, results))
+        else:
+            messages.append(Message(f"u{index + 1}", Role.USER, (TextContentBlock("go on"),)))
+    validate_history(messages)
+    return tuple(messages)
+
+
+def codex_output(output: str, exit_code: int) -> str:
+    return json.dumps({"output": output, "metadata": {"exit_code": exit_code}})
+
+
+PYTEST_FAIL = (
+    "============================= test session starts ==============================\n"
+    "tests/test_api.py ..F.\n"
+    "FAILED tests/test_api.py::test_limit - AssertionError: assert 50 == 100\n"
+    "========================= 1 failed, 3 passed in 0.42s =========================="
+)
+
+CLAUDE = session(
+    (
+        "Reading the config and running the tests.",
+        [
+            ("Read", {"file_path": "/repo/app/config.py"}, "TIMEOUT = 30\nPORT = 8081\n", False),
+            ("Bash", {"command": "pytest -q", "description": "Run tests"}, PYTEST_FAIL, True),
+        ],
+    ),
+    (
+        "Fixing the limit.",
+        [
+            (
+                "Edit",
+                {"file_path": "/repo/app/api.py", "old_string": "50", "new_string": "100"},
+                "The file /repo/app/api.py has been updated.",
+                False,
+            ),
+            (
+                "MultiEdit",
+                {
+                    "file_path": "/repo/app/limits.py",
+                    "edits": [{"old_string": "a", "new_string": "b"}],
+                },
+                "Applied 1 edit to /repo/app/limits.py",
+                False,
+            ),
+            (
+                "Write",
+                {"file_path": "/repo/docs/limits.md", "content": "# Limits\n"},
+                "File created successfully at: /repo/docs/limits.md",
+                False,
+            ),
+        ],
+    ),
+)
+
+CODEX = session(
+    (
+        "Looking around.",
+        [
+            (
+                "shell",
+                {"command": ["bash", "-lc", "cargo test"], "workdir": "/w"},
+                codex_output("running 12 tests\ntest result: FAILED. 10 passed; 2 failed", 101),
+                False,
+            ),
+            (
+                "exec_command",
+                {"cmd": "git log -1 --format=%h"},
+                "Chunk ID: 1a\nWall time: 0.1 seconds\nProcess exited with code 0\n"
+                "Original token count: 3\nOutput:\n9f3c2ab\n",
+                False,
+            ),
+        ],
+    ),
+    (
+        "Patching.",
+        [
+            (
+                "apply_patch",
+                {
+                    "input": "*** Begin Patch\n*** Update File: src/lib.rs\n@@\n-a\n+b\n"
+                    "*** Add File: src/limits.rs\n+pub const MAX: u32 = 100;\n*** End Patch"
+                },
+                "Success. Updated the following files:\nM src/lib.rs\nA src/limits.rs",
+                False,
+            ),
+        ],
+    ),
+)
+
+
+def by_kind(entries: list, kind: str) -> list[str]:
+    return [e.text for e in entries if e.kind == kind]
+
+
+def count(text: str) -> int:
+    return estimate_text_tokens(summary_text("local:extractive", 0, text))
+
+
+def test_claude_code_calls_give_files_commands_errors_and_values() -> None:
+    entries = extract(CLAUDE)
+    assert by_kind(entries, READ) == ["/repo/app/config.py"]
+    assert by_kind(entries, EDITED) == ["/repo/app/api.py", "/repo/app/limits.py"]
+    assert by_kind(entries, WROTE) == ["/repo/docs/limits.md"]
+    assert by_kind(entries, RAN) == ["pytest -q → 1 failed, 3 passed"]
+    assert "FAILED tests/test_api.py::test_limit - AssertionError: assert 50 == 100" in by_kind(
+        entries, ERROR
+    )
+    values = by_kind(entries, VALUE)
+    assert "TIMEOUT = 30" in values and "PORT = 8081" in values
+
+
+def test_codex_calls_give_exit_status_patch_files_and_the_output_unwrapped() -> None:
+    entries = extract(CODEX)
+    assert by_kind(entries, RAN) == [
+        "cargo test → 10 passed, 2 failed, exit 101",
+        "git log -1 --format=%h → exit 0",
+    ]
+    assert by_kind(entries, EDITED) == ["src/lib.rs"]
+    assert by_kind(entries, WROTE) == ["src/limits.rs"]
+    assert "9f3c2ab" in by_kind(entries, VALUE)
+    assert not any('"metadata"' in e.text for e in entries)  # the JSON wrapper is not content
+
+
+def test_a_repeated_error_with_other_counts_is_one_entry_its_latest_instance() -> None:
+    first = "ERROR: 3 checks failed after 1.2s"
+    later = "ERROR: 5 checks failed after 0.8s"
+    span = session(
+        ("Checking.", [("Bash", {"command": "make check"}, first, True)]),
+        ("Again.", [("Bash", {"command": "make check"}, later, True)]),
+    )
+    entries = extract(span)
+    assert by_kind(entries, ERROR) == [later]
+    assert by_kind(entries, RAN) == ["make check → failed"]  # one command, its latest outcome
+
+
+def test_a_file_read_then_edited_is_one_edited_entry_and_a_failed_edit_is_none() -> None:
+    span = session(
+        ("Reading.", [("Read", {"file_path": "a.py"}, "x = 1", False)]),
+        (
+            "Editing.",
+            [
+                ("Edit", {"file_path": "a.py", "old_string": "1", "new_string": "2"}, "ok", False),
+                ("Edit", {"file_path": "b.py"}, "String to replace not found in file.", True),
+            ],
+        ),
+    )
+    entries = extract(span)
+    assert by_kind(entries, EDITED) == ["a.py"]
+    assert by_kind(entries, READ) == []
+    assert "b.py" not in " ".join(by_kind(entries, EDITED))
+    assert by_kind(entries, ERROR) == ["String to replace not found in file."]
+
+
+def test_a_file_body_is_not_read_as_errors() -> None:
+    body = "def check(x):\n    raise ValueError('bad input')\n"
+    span = session(("Reading.", [("Read", {"file_path": "v.py"}, body, False)]))
+    assert by_kind(extract(span), ERROR) == []
+
+
+def test_the_section_adds_only_what_the_prose_leaves_out() -> None:
+    prose = "Goal: fix the limit. Edited /repo/app/api.py; pytest -q had failed."
+    result = apply_ledger(prose, CLAUDE, None, 2_000, count)
+    section = split(result.text)
+    assert section.prose == prose
+    texts = [e.text for e in section.entries]
+    assert "/repo/app/api.py" not in texts  # stated in the prose
+    assert "/repo/app/limits.py" in texts and "/repo/docs/limits.md" in texts
+    assert result.restored == len(section.entries) and result.dropped == 0
+    assert count(result.text) <= 2_000
+
+
+def test_a_summary_that_states_everything_gets_no_ledger() -> None:
+    everything = "\n".join(m.text() for m in CODEX)
+    result = apply_ledger(everything, CODEX, None, 100_000, count)
+    assert result.text == everything
+    assert HEADING not in result.text
+    assert result.restored == 0 and result.dropped == 0
+    assert result.ledger.entries  # the ledger itself is still known
+
+
+def test_a_ledger_bigger_than_its_room_drops_the_least_specific_and_says_how_many() -> None:
+    calls: list[Call] = [
+        ("Read", {"file_path": f"src/module_{i}.py"}, "pass", False) for i in range(40)
+    ]
+    calls.append(("Bash", {"command": "pytest"}, "E   KeyError: 'tenant_id'", True))
+    span = session(("Reading everything.", calls))
+    prose = "Goal: find the tenant bug."
+    budget = count(prose) + 60
+    result = apply_ledger(prose, span, None, budget, count)
+    assert count(result.text) <= budget
+    assert 0 < result.restored < len(result.ledger.entries)
+    assert result.dropped == len(result.ledger.entries) - result.restored
+    section = split(result.text)
+    assert section.left_out == result.dropped
+    kinds = [e.kind for e in section.entries]
+    assert ERROR in kinds and RAN in kinds  # the error and the command outrank file reads
+
+
+def test_no_room_at_all_leaves_the_prose_alone_and_counts_every_entry_dropped() -> None:
+    prose = "Goal: find the tenant bug."
+    result = apply_ledger(prose, CLAUDE, None, count(prose), count)
+    assert result.text == prose
+    assert result.restored == 0 and result.dropped == len(result.ledger.entries)
+
+
+def test_an_empty_summary_stays_empty_so_it_fails_as_one() -> None:
+    assert apply_ledger("  ", CLAUDE, None, 2_000, count).text.strip() == ""
+
+
+def test_the_ledger_is_a_function_of_the_span() -> None:
+    first = apply_ledger("Goal: x.", CLAUDE, None, 2_000, count)
+    again = apply_ledger("Goal: x.", CLAUDE, None, 2_000, count)
+    assert first == again
+    assert ledger_reserve(CLAUDE, 2_000, count) == ledger_reserve(CLAUDE, 2_000, count) > 0
+    assert ledger_reserve(CLAUDE, 2_000, count) <= 2_000 * 0.1
+
+
+def test_render_and_split_read_each_other_back() -> None:
+    entries = extract(CLAUDE) + extract(CODEX)
+    text = render(entries, left_out=4)
+    section = split(f"Some prose.\n\n{text}")
+    assert section.prose == "Some prose."
+    assert sorted(e.key for e in section.entries) == sorted({e.key for e in entries})
+    assert section.left_out == 4
+
+
+def test_a_recompaction_merges_the_earlier_ledger_from_the_summary_in_its_span() -> None:
+    earlier = apply_ledger("Goal: fix the limit.", CLAUDE, None, 2_000, count)
+    summary = Message(
+        "s1",
+        Role.USER,
+        (TextContentBlock(summary_text("local:extractive", 0, earlier.text)),),
+    )
+    later = CODEX[1:]  # the new work after the earlier summary
+    span = (summary, Message("f", Role.ASSISTANT, (TextContentBlock("ok"),)), *later)
+    entries = extract(span)
+    texts = " ".join(e.text for e in entries)
+    assert "pytest -q → 1 failed, 3 passed" in texts  # from the earlier ledger
+    assert "cargo test" in texts  # from the new calls
+    merged = apply_ledger("Goal: ship it.", span, None, 2_000, count)
+    assert "/repo/app/limits.py" in merged.text and "src/limits.rs" in merged.text
+
+
+def test_a_prior_ledger_passed_in_is_merged_and_the_later_outcome_wins() -> None:
+    prior = Ledger(tuple(extract(CLAUDE)))
+    rerun = session(("Rerun.", [("Bash", {"command": "pytest -q"}, "4 passed in 0.30s", False)]))
+    result = apply_ledger("Goal: done.", rerun, prior, 2_000, count)
+    ran = [e.text for e in result.ledger.entries if e.kind == RAN]
+    assert ran == ["pytest -q → 4 passed"]
+    assert any(e.text == "/repo/docs/limits.md" for e in result.ledger.entries)
+
+
+def test_hostile_calls_are_read_within_bounds() -> None:
+    nested: dict[str, object] = {}
+    inner = nested
+    for _ in range(3_000):  # deeper than Python's recursion limit
+        inner["action"] = {}
+        inner = inner["action"]  # type: ignore[assignment]
+    blob = "timeout = " + "9x" * 100_000 + " junk"
+    span = session(
+        (
+            "Odd calls.",
+            [
+                ("local_shell", nested, "ok", False),
+                ("Read", {"file_path": "blob.cfg"}, f"{blob}\nport = 8080\n", False),
+            ],
+        )
+    )
+    entries = extract(span)
+    assert by_kind(entries, RAN) == ["local_shell → ok"]
+    assert "port = 8080" in by_kind(entries, VALUE)
+    assert all(len(e.text) <= 200 for e in entries)
+
+
+def test_a_key_in_a_command_or_output_never_reaches_the_ledger() -> None:
+    key = "sk-ant-" + "a1B2c3D4e5F6g7H8"
+    span = session(
+        (
+            "Calling the API.",
+            [
+                (
+                    "Bash",
+                    {"command": f"curl -H 'x-api-key: {key}' localhost:8080/v1/ping"},
+                    f"error: 401 for key {key}",
+                    True,
+                )
+            ],
+        )
+    )
+    result = apply_ledger("Goal: ping the API.", span, None, 2_000, count)
+    assert result.restored > 0
+    assert key not in result.text and "[redacted]" in result.text
