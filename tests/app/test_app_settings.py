@@ -90,7 +90,10 @@ async def test_the_settings_screen_and_compact_now_use_the_workspace_config(
         assert screen.preview is not None and screen.preview.model == "acme:small"
         assert screen.price_origin == "the summarizer's own"
         assert "(the summarizer's own)" in preview_facts(screen.preview, screen.price_origin).plain
-        assert screen.endpoint == "imported summarizer tests.plugins.acme:make (its own endpoint)"
+        assert (
+            screen.preview.endpoint
+            == "imported summarizer tests.plugins.acme:make (its own endpoint)"
+        )
         shown = app.screen.query_one("#cn-preview").render()
         assert "endpoint  imported summarizer tests.plugins.acme:make" in str(shown)
         await pilot.press("enter")
@@ -161,7 +164,8 @@ async def test_an_untrusted_workspace_is_shown_as_such_and_compact_now_refuses(
         await wait_workers(app)
         await pilot.pause()
         assert screen.state == "ready", screen.state
-        assert screen.endpoint.startswith("imported summarizer tests.plugins.acme:make")
+        assert screen.preview is not None
+        assert screen.preview.endpoint.startswith("imported summarizer tests.plugins.acme:make")
 
 
 def test_the_app_reads_the_settings_again_when_the_users_file_changes(tmp_path: Path) -> None:

@@ -38,11 +38,21 @@ def test_file_identity_changes_when_a_file_is_replaced(tmp_path: Path) -> None:
     assert layout.file_identity(path) not in (None, before)
 
 
+# The status line's fast half writes the paths out (importing the engine costs more than its whole
+# call); tests/statusline/test_statusline.py checks its paths against engine.layout's.
+ALLOWED = (
+    ROOT / "engine" / "layout.py",
+    Path(__file__),
+    ROOT / "metis_compaction_tui" / "statusline" / "workspace.py",
+    ROOT / "tests" / "statusline" / "test_statusline.py",
+)
+
+
 def test_no_other_module_spells_out_the_layout() -> None:
     offenders = []
     for package in ("engine", "metis_compaction_tui", "tests"):
         for path in (ROOT / package).rglob("*.py"):
-            if path in (ROOT / "engine" / "layout.py", Path(__file__)):
+            if path in ALLOWED:
                 continue
             for number, line in enumerate(path.read_text().splitlines(), 1):
                 if LITERAL.search(line.split("#")[0]):

@@ -769,8 +769,9 @@ def test_the_line_names_the_engines_trust_folder(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """The line stamps the trust records' folder without importing the engine; both name one."""
-    from engine import record_path
+    from engine import config_path, record_path
     from metis_compaction_tui.statusline import workspace as ws
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     assert ws.trust_dir() == str(record_path(tmp_path).parent)
+    assert os.path.join(str(tmp_path), *ws.CONFIG_PARTS) == str(config_path(tmp_path))
