@@ -45,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
         "open the inspector app on WORKSPACE (default: the current directory).",
         epilog=f"`{PROG} WORKSPACE` is `{PROG} open WORKSPACE`; every subcommand has --help.",
     )
+    parser.add_argument("--version", action="version", version=f"{PROG} {installed_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", prog=PROG)
     json_flag = argparse.ArgumentParser(add_help=False)
     json_flag.add_argument("--json", action="store_true", help="print JSON (docs/cli-json.md)")
@@ -147,6 +148,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="one line for Claude Code's statusLine (JSON on stdin) or a metis workspace",
     )
     return parser
+
+
+def installed_version() -> str:
+    """The version pip installed (the package's metadata), or a plain word for a bare checkout."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(PROG)
+    except PackageNotFoundError:
+        return "(not installed)"
 
 
 def _workspace_args(p: argparse.ArgumentParser, what: str = "the workspace") -> None:
