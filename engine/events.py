@@ -86,6 +86,9 @@ def decode_event(data: bytes) -> CompactionEvent:
     return _event_decoder.decode(data)
 
 
+# The summarizers' keys (engine.summarizers: anthropic:, openai:), as the SDKs read them.
+_KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY")
+
 # redaction.md's PII pass, as far as compaction errors need it: keys, tokens, e-mail addresses.
 _SECRET_PATTERNS = (
     re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}"),
@@ -101,10 +104,11 @@ _SECRET_PATTERNS = (
 
 def redact(text: str) -> str:
     """Strip API keys, bearer tokens and e-mail addresses from an error message (§6), and the
-    key in the environment whatever it looks like."""
-    env_key = os.environ.get("ANTHROPIC_API_KEY", "")
-    if len(env_key) >= 8:
-        text = text.replace(env_key, "[redacted]")
+    keys in the environment whatever they look like."""
+    for name in _KEY_VARIABLES:
+        env_key = os.environ.get(name, "")
+        if len(env_key) >= 8:
+            text = text.replace(env_key, "[redacted]")
     for pattern in _SECRET_PATTERNS:
         if pattern.groups >= 2:
             text = pattern.sub(lambda match: f"{match.group(1)}{match.group(2)}[redacted]", text)

@@ -23,6 +23,7 @@ from anthropic.types import Message as APIMessage
 from engine.events import redact
 from engine.policy.summary_budget import SummaryCallPrice
 from engine.summarizers.base import ErrorClass, SummarizerError, SummaryRequest, SummaryResult
+from engine.summarizers.endpoint import KEY_HEADERS, sends_no_key
 from engine.summarizers.pricing import ModelPrice, cost_of, price_for, usage_cost
 from engine.summarizers.request import (
     TRIM_TOOL_OUTPUT_TOKENS,
@@ -75,6 +76,7 @@ class AnthropicSummarizer:
         trim_tool_output_tokens: int = TRIM_TOOL_OUTPUT_TOKENS,
         session_prefix: SessionPrefix | None = None,
         price: ModelPrice | None = None,
+        no_key: bool = False,
     ) -> None:
         self.model = model
         self.name = f"anthropic:{model}"
@@ -92,11 +94,23 @@ class AnthropicSummarizer:
         self._secret = (
             api_key if api_key is not None else os.environ.get("ANTHROPIC_API_KEY") or None
         )
+        # engine.summarizers.endpoint: a local model server gets no key. The SDK is given an
+        # empty one, so it reads no other source, and told to omit the headers it would fill.
+        keyless = sends_no_key(
+            base_url or os.environ.get("ANTHROPIC_BASE_URL"),
+            self._secret or os.environ.get("ANTHROPIC_AUTH_TOKEN"),
+            no_key=no_key,
+        )
+        omit: Any = dict.fromkeys(KEY_HEADERS, anthropic.Omit()) if keyless else None
+        if keyless:
+            self._secret = None
         self._client = anthropic.AsyncAnthropic(
-            api_key=api_key,  # None: the SDK reads ANTHROPIC_API_KEY (then its other sources)
+            # None: the SDK reads ANTHROPIC_API_KEY (then its other sources)
+            api_key="" if keyless else api_key,
             base_url=base_url,  # None: the SDK reads ANTHROPIC_BASE_URL
             timeout=timeout_s,
             max_retries=max_retries,
+            default_headers=omit,
         )
         # Counting is a best-effort hint with an offline fallback: fail fast instead of backing off.
         self._counting_client = self._client.with_options(max_retries=0)

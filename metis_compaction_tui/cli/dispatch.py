@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -237,7 +236,8 @@ def _simulation_flags(p: argparse.ArgumentParser, *, pace: float) -> None:
         "--model",
         default=None,
         help=f"compaction model (over METIS_COMPACTION_MODEL and .metis/config.yaml; else "
-        f"{LOCAL_MODEL}); anthropic:<model> needs ANTHROPIC_API_KEY",
+        f"{LOCAL_MODEL}); anthropic:<model> needs ANTHROPIC_API_KEY, openai:<model> "
+        "OPENAI_API_KEY, unless summarizer.base_url is on this machine",
     )
     p.add_argument("--quiet", "-q", action="store_true", help="do not log each compaction")
 
@@ -398,8 +398,11 @@ def _simulator(args: argparse.Namespace, workspace: Path, out: TextIO) -> Simula
     overrides = settings.overrides()
     model = args.model or overrides.pop("compaction_model", LOCAL_MODEL)
     overrides.pop("compaction_model", None)
-    if model.startswith("anthropic:") and not os.environ.get("ANTHROPIC_API_KEY"):
-        raise CliError(f"model {model}: set ANTHROPIC_API_KEY (or use {LOCAL_MODEL})")
+    from engine.summarizers import check_summarizer, missing_key
+
+    check_summarizer(model, settings.summarizer)  # unserved, unpriced: refused before any write
+    if key := missing_key(model, settings.summarizer):
+        raise CliError(f"model {model}: set {key} (or use {LOCAL_MODEL})")
 
     def log(line: str) -> None:
         out.write(line + "\n")
