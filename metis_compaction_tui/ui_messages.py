@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from pathlib import Path
 
 from textual.message import Message
 
@@ -47,6 +48,7 @@ class SessionGrew(Message):
 @dataclass
 class SourceProblem(Message):
     problem: str
+    missing_store: Path | None = None  # no store exists there yet (a folder metis dev never ran in)
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, SourceProblem)

@@ -24,6 +24,7 @@ from engine import (
     TurnPlan,
     plan_turn,
 )
+from engine.errors import no_span_reason
 from engine.savings import compaction_savings
 from engine.store import SCHEMA_VERSION, SessionInfo, SessionStore, StoreError, UndoRefused
 from engine.store.rows import StoredCompaction
@@ -225,7 +226,7 @@ def write_status_text(s: dict[str, Any], out: TextIO) -> None:
         f"next span {span['start']}..{span['compaction_watermark']} ({span['span_message_count']} "
         f"messages, {span['span_tokens']:,} tokens, slid back {span['slid_back_by']})"
         if span
-        else "no compactable span"
+        else no_span_reason(s["message_count"], s["preserve_recent_turns"], s["floor"])
     )
     exhausted = " (exhausted)" if s["budget_exhausted"] else ""
     price = f", {s['price_origin']}" if s.get("price_origin") else ""
@@ -329,7 +330,9 @@ async def compact_or_preview(
     try:
         preview = manager.preview(instructions)
         if preview is None:
-            warn("nothing to compact: no complete tool cycle before the preserved tail")
+            plan = manager.plan()
+            preserve = manager.config.compaction_preserve_recent_turns
+            warn(f"{no_span_reason(len(manager.history), preserve, plan.floor)}; nothing written")
             return exit_codes.NOTHING_DONE
         span = preview.span
         summary = {

@@ -56,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
         "demo", help="a temporary workspace with a simulated metis dev, and the app on it"
     )
     p.add_argument("--no-app", action="store_true", help="run only the simulator (see --seconds)")
+    p.add_argument("--keep", action="store_true", help="keep the workspace when the demo ends")
     p.add_argument(
         "--seconds", type=_number(float, 0), default=60.0,
         help="with --no-app: stop after this",
@@ -454,14 +455,38 @@ def _summary(simulator: Simulator, out: TextIO) -> None:
 
 
 def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
+    """The demo's workspace is temporary: removed when the demo ends, by quitting, Ctrl-C,
+    SIGTERM or SIGHUP (--keep keeps it)."""
+    import shutil
+    import signal
+    import tempfile
+
+    workspace = Path(tempfile.mkdtemp(prefix="metis-demo-"))
+
+    def end(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)  # unwinds through the finally below
+
+    previous = {sig: signal.signal(sig, end) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        out.write(f"demo workspace: {workspace}\n")
+        return _demo_in(workspace, args, out)
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if args.keep:
+            out.write(f"demo workspace kept at {workspace}\n")
+        else:
+            shutil.rmtree(workspace, ignore_errors=True)
+
+
+def _demo_in(workspace: Path, args: argparse.Namespace, out: TextIO) -> int:
     import asyncio
     import subprocess
-    import tempfile
 
     from engine.store import SessionStore
 
-    workspace = Path(tempfile.mkdtemp(prefix="metis-demo-"))
-    out.write(f"demo workspace: {workspace}\n")
     if args.no_app:
         simulator = _simulator(args, workspace, out)
         asyncio.run(_run_for(simulator, args.seconds))
@@ -487,7 +512,6 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
             except subprocess.TimeoutExpired:
                 writer.kill()
                 writer.wait()
-            out.write(f"demo workspace kept at {workspace} (simulator log: {log_path})\n")
 
 
 if __name__ == "__main__":

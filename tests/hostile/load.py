@@ -438,6 +438,7 @@ def main() -> int:
     parser.add_argument("--compact-every", type=float, default=30.0, help="seconds")
     parser.add_argument("--quick", action="store_true", help="20 s, compacting every 5 s")
     parser.add_argument("--pty", action="store_true", help="run the app under a pty, not tmux")
+    parser.add_argument("--keep", action="store_true", help="keep the workspace after the run")
     parser.add_argument("--role", choices=["writer", "tailer"], help=argparse.SUPPRESS)
     parser.add_argument("--workspace", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--stop-file", type=Path, help=argparse.SUPPRESS)
@@ -453,7 +454,25 @@ def main() -> int:
         asyncio.run(tailer(args.workspace, args.stop_file))
         return 0
 
+    # The workspace goes with the run unless --keep (the store and app-rss.csv, to look at).
     workspace = Path(tempfile.mkdtemp(prefix="metis-load-"))
+    try:
+        return load_run(args, workspace, seconds, every, warmup, sample_every)
+    finally:
+        if args.keep:
+            print(f"kept {workspace}: its store, and app-rss.csv (the app's RSS samples)")
+        else:
+            shutil.rmtree(workspace, ignore_errors=True)
+
+
+def load_run(
+    args: argparse.Namespace,
+    workspace: Path,
+    seconds: float,
+    every: float,
+    warmup: float,
+    sample_every: float,
+) -> int:
     with SessionStore.open(workspace, create=True) as store:
         store.create_session(SESSION, config=CONFIG)
     stop = workspace / "stop"
@@ -568,7 +587,7 @@ def main() -> int:
         f"{_mb(memory['after_warmup'])}, {_mb(memory['middle'])}, {_mb(memory['last'])}; "  # type: ignore[arg-type]
         f"max {_mb(memory['max_after_warmup'])}; slope {memory['slope_mb_per_min']} MB/min, "  # type: ignore[arg-type]
         f"{memory['growth_mb']:+} MB warm-up to end; {memory['samples_fitted']} samples fitted "
-        f"(all {memory['samples']} in {rss_csv})"
+        f"(all {memory['samples']} in {rss_csv.name})"
     )
     kept_up = not screen["checked"] or bool(screen["caught_up"])
     ok = accounted and alive and kept_up and (flat or args.quick)
