@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
         "open the inspector app on WORKSPACE (default: the current directory).",
         epilog=f"`{PROG} WORKSPACE` is `{PROG} open WORKSPACE`; every subcommand has --help.",
     )
-    parser.add_argument("--version", action="version", version=f"{PROG} {installed_version()}")
+    parser.add_argument("--version", action=_Version, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", prog=PROG)
     json_flag = argparse.ArgumentParser(add_help=False)
     json_flag.add_argument("--json", action="store_true", help="print JSON (docs/cli-json.md)")
@@ -148,6 +148,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="one line for Claude Code's statusLine (JSON on stdin) or a metis workspace",
     )
     return parser
+
+
+class _Version(argparse.Action):
+    """--version, read from the package's metadata only when asked (not on every start)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, **kwargs)  # type: ignore[arg-type]
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        sys.stdout.write(f"{PROG} {installed_version()}\n")
+        parser.exit()
 
 
 def installed_version() -> str:

@@ -244,11 +244,12 @@ class CompactNowScreen(ModalScreen[CompactionOutcome | None]):
                 self.price_origin = price_origin(
                     manager.config.compaction_model, getattr(manager, "summarizer_settings", None)
                 )
-                self.no_span = no_span_reason(
-                    len(manager.history),
-                    manager.config.compaction_preserve_recent_turns,
-                    manager.plan().floor,
-                )
+                if preview is None:
+                    self.no_span = no_span_reason(
+                        len(manager.history),
+                        manager.config.compaction_preserve_recent_turns,
+                        manager.plan().floor,
+                    )
         except Exception as error:  # e.g. a summarizer that cannot be made (no key, bad model)
             self.app.call_from_thread(self._failed, self._problem(error, "previewing"))
             return

@@ -6,9 +6,13 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from textual.widgets import Static
+
 from engine import CompactionFailed, TriggerAction
+from engine.errors import no_span_reason
 from engine.layout import metis_dir
 from engine.store import SessionStore
+from metis_compaction_tui.screens.compact_now import CompactNowScreen
 from metis_compaction_tui.sources.base import SessionRow
 from metis_compaction_tui.sources.memory import MemorySource
 from metis_compaction_tui.sources.session_data import EventRow
@@ -16,7 +20,7 @@ from metis_compaction_tui.widgets.dashboard import Dashboard
 from metis_compaction_tui.widgets.events_timeline import EventsTimeline
 from metis_compaction_tui.widgets.no_store import NoStorePanel
 from metis_compaction_tui.widgets.session_list import SessionList, list_titles
-from tests.app.app_helpers import make_app, wait_until
+from tests.app.app_helpers import assistant_text, make_app, user_text, wait_until
 from tests.history_builders import SID, SMALL_CONFIG, tool_session
 
 SIZE = (100, 30)
@@ -137,3 +141,21 @@ def test_what_if_events_carry_the_time_they_happened() -> None:
     events = source.load(SID).events
     assert len(events) >= 2  # started, completed
     assert all(e.created_at_ms == 1_767_225_600_000 for e in events)
+
+
+async def test_compact_now_on_a_short_session_gives_the_status_lines_reason(
+    tmp_path: Path,
+) -> None:
+    with SessionStore.open(tmp_path, create=True) as store:
+        store.create_session(SID, config=SMALL_CONFIG, title="two messages")
+        store.append_message(SID, user_text("m1", "hello"), 5)
+        store.append_message(SID, assistant_text("m2", "hi"), 5)
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.data is not None, what="the session")
+        await pilot.press("c")
+        await wait_until(pilot, lambda: isinstance(app.screen, CompactNowScreen))
+        preview = app.screen.query_one("#cn-preview", Static)
+        expected = no_span_reason(2, SMALL_CONFIG.compaction_preserve_recent_turns)
+        await wait_until(pilot, lambda: expected in str(preview.render()), what="the reason")
+        assert expected.startswith("no compactable span: all 2 messages")
