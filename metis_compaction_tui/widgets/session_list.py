@@ -142,7 +142,8 @@ class SessionList(OptionList):
         )
         same_ids = [r.session_id for r in rows] == [r.session_id for r in self.rows]
         self.rows, self.current = list(rows), current
-        width = self.size.width - 2 if self.size.width else 24
+        # The rows' room: inside the border, less a scrollbar when one shows (24 before layout).
+        width = self.scrollable_content_region.width if self.size.width else 24
         palette = self._palette()
 
         titles = list_titles(rows, max(12, width) - 3)
@@ -165,6 +166,12 @@ class SessionList(OptionList):
                 self.highlighted = 0
         # Once laid out: the highlighted session in view, wherever the rows put it.
         self.call_after_refresh(self.scroll_to_highlight)
+
+    def on_resize(self) -> None:
+        """Titles are cut to the list's width: cut again once it is known, or when it changes
+        (the first rows may be shown before the layout)."""
+        if self.rows:
+            self.show(self.rows, self.current)
 
     def restyle(self) -> None:
         """The theme changed: redraw the prompts in its colours."""

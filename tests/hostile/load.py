@@ -80,6 +80,30 @@ def rss_kb(pid: int | str = "self") -> int | None:
     return None
 
 
+def process_state(pid: int | None) -> str:
+    """What a process is doing, from /proc: its state and each thread's (name, state, what it
+    waits in), e.g. "S; MainThread S do_epoll_wait, feed R -": why a screen stopped changing
+    (a stopped process, a thread stuck in a lock or a write)."""
+    if pid is None:
+        return "no pid"
+    try:
+        state = next(
+            line.split(":", 1)[1].strip()
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+            if line.startswith("State:")
+        )
+        threads = []
+        for task in sorted(Path(f"/proc/{pid}/task").iterdir()):
+            name = (task / "comm").read_text().strip()
+            stat = (task / "stat").read_text()
+            thread_state = stat[stat.rindex(")") + 2]
+            wchan = (task / "wchan").read_text().strip() or "-"
+            threads.append(f"{name} {thread_state} {wchan}")
+    except (OSError, StopIteration, ValueError):
+        return "gone"
+    return f"{state}; " + ", ".join(threads)
+
+
 def turn(number: int) -> list[Message]:
     call = f"call{number}"
     return [
@@ -229,7 +253,11 @@ class TmuxApp(App):
 
     def _tmux(self, *args: str) -> str:
         done = subprocess.run(
-            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=False
+            # -f /dev/null: no user config (a default-size, a hook) changes the app's terminal.
+            ["tmux", "-L", self.socket, "-f", "/dev/null", *args],
+            capture_output=True,
+            text=True,
+            check=False,
         )
         if done.returncode != 0 and args[0] != "kill-server":
             raise RuntimeError(f"tmux {args[0]}: {done.stderr.strip()}")
@@ -511,6 +539,8 @@ def load_run(
             originals = store.messages_after(SESSION, 0, limit=10**9)
             ids = [m.message.id for m in originals]
         screen = check_screen(app, expected_screen(info, compactions, turns), CATCH_UP_S)
+        if screen.get("checked") and not screen.get("caught_up"):
+            screen["app_state"] = process_state(app.pid)  # while it still runs
         tail_out, _ = tail_proc.communicate(timeout=300)
         tail = json.loads(tail_out.splitlines()[-1])
         sampler.stop()
@@ -575,7 +605,7 @@ def load_run(
         print(
             f"FAILED: the app did not keep up: {screen['seconds_after_writer_stopped']} s after "
             f"the writer stopped, its screen still lacked {'; '.join(screen['missing'])}"  # type: ignore[arg-type]
-            " (= the store)"
+            f" (= the store); the app then: {screen.get('app_state')}"
         )
     verdict = (
         "not judged (quick: too short for a slope)"
