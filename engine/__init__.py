@@ -37,6 +37,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "engine.endpoint": ("call_endpoint",),
     "engine.errors": (
         "ConfigError",
+        "no_span_reason",
         "NothingToCompact",
         "SpanChanged",
         "StoreError",
@@ -166,6 +167,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "check_summarizer",
         "is_offline",
         "make_summarizer",
+        "missing_key",
         "named_price_origin",
         "price_origin",
     ),

@@ -13,7 +13,7 @@ from engine.prompt import COMPACTION_SUMMARY_PROMPT_VERSION
 
 # The built-in summarizers' prefixes; any other "provider:model" name is served by a summarizer
 # injected into SessionManager or named by an import path (engine.summarizers.plugin).
-KNOWN_MODEL_PREFIXES = ("anthropic:", "local:")
+KNOWN_MODEL_PREFIXES = ("anthropic:", "openai:", "local:")
 _MODEL_NAME = re.compile(r"^[A-Za-z0-9][\w.\-]*:[^\s\x00-\x1f\x7f]{1,200}$")
 # engine.policy.strategies: what a compaction does to its span (summarize it, mask old tool
 # results, mask then summarize if that is not enough, or fold the previous summary in, §12.4).

@@ -18,6 +18,19 @@ class NothingToCompact(ValueError):
         self.reason = reason
 
 
+def no_span_reason(message_count: int, preserve_recent_turns: int, floor: int = 0) -> str:
+    """Why a history has no compactable span, in the words the CLI and the app both show: the
+    span runs from the floor to the preserved tail (§3.2) and ends at a tool-cycle boundary
+    (§3.3), so it is empty when the tail reaches back to the floor, else when no boundary fits."""
+    if message_count - preserve_recent_turns <= floor:
+        where = "" if floor == 0 else f" or the compacted part (up to message {floor})"
+        return (
+            f"no compactable span: all {message_count:,} messages are in the preserved "
+            f"tail{where} (the {preserve_recent_turns} most recent are never compacted)"
+        )
+    return "no compactable span: no complete tool cycle ends before the preserved tail"
+
+
 class SpanChanged(Exception):
     """The span a summary was made from is no longer in the history as it was: another process
     compacted or rewrote it first. Nothing was written."""

@@ -4,8 +4,9 @@ once the user has trusted that file's exact content.
 
 The rule, in one place (`is_gated`): from a workspace file, `summarizer.import` (a factory that is
 imported and called), `summarizer.options` (what that factory is given), `summarizer.base_url`
-(where the session and the API key go), and a `compaction_model` / `summarizer.model` whose
-provider is not built in (only an imported factory could serve it) are trust-gated. The same
+(where the session and the API key go), and a `compaction_model` / `summarizer.model` of any
+provider but `anthropic:` and `local:` (another provider's endpoint and key, or an imported
+factory) are trust-gated. The same
 settings from the user's own config file, the environment or a flag are the user's own and need
 no trust; a workspace file's gated value still does when the user's file sets the same key, as
 the workspace's would win over it.
@@ -29,7 +30,6 @@ from pathlib import Path
 
 import msgspec
 
-from engine.config import KNOWN_MODEL_PREFIXES
 from engine.errors import ConfigError
 from engine.layout import config_path, user_config_dir
 from engine.safe_files import read_regular
@@ -40,7 +40,7 @@ PROG = "metis-compaction-tui"
 
 # Always gated from a workspace file: they run code, or say where the session and key are sent.
 GATED_KEYS = ("summarizer.import", "summarizer.options", "summarizer.base_url")
-# Gated when they name a provider that is not built in (only an imported factory serves one).
+# Gated when they name a provider other than UNGATED_MODEL_PREFIXES (below).
 MODEL_KEYS = ("compaction_model", "summarizer.model")
 
 NO_FILE = "no file"
@@ -49,12 +49,18 @@ TRUSTED = "trusted"
 UNTRUSTED = "untrusted"
 
 
+# A model named from a workspace file may keep the provider a session already goes to (Anthropic's,
+# with the user's own key and base URL) or stay offline; any other provider (openai:, a plugin's)
+# would send the session, and that provider's key, somewhere the user did not choose.
+UNGATED_MODEL_PREFIXES = ("anthropic:", "local:")
+
+
 def is_gated(key: str, value: object) -> bool:
     """Whether a workspace file's `key: value` takes effect only once the file is trusted."""
     if key in GATED_KEYS:
         return True
     if key in MODEL_KEYS:
-        return not (isinstance(value, str) and value.startswith(KNOWN_MODEL_PREFIXES))
+        return not (isinstance(value, str) and value.startswith(UNGATED_MODEL_PREFIXES))
     return False
 
 

@@ -44,6 +44,7 @@ from metis_compaction_tui.sources.base import (
     SessionRow,
     SessionSource,
     SourceUnavailable,
+    StoreMissing,
 )
 from metis_compaction_tui.sources.session_data import SessionData
 from metis_compaction_tui.ui_messages import (
@@ -56,6 +57,7 @@ from metis_compaction_tui.ui_messages import (
 )
 from metis_compaction_tui.widgets.dashboard import Dashboard
 from metis_compaction_tui.widgets.message_list import MessageList, kind_of
+from metis_compaction_tui.widgets.no_store import NoStorePanel
 from metis_compaction_tui.widgets.row_list import RowList
 from metis_compaction_tui.widgets.session_list import SessionList
 from metis_compaction_tui.widgets.status_bar import StatusBar
@@ -109,6 +111,9 @@ class MetisInspector(App[int]):
                 yield SessionList(id="sessions")
                 yield ZoneLegend(id="legend")
             yield Dashboard(id="dashboard")
+            no_store = NoStorePanel(id="no-store")
+            no_store.display = False
+            yield no_store
         yield Footer()
 
     def on_mount(self) -> None:
@@ -154,7 +159,9 @@ class MetisInspector(App[int]):
                 if wanted is not None and (wanted != loaded or self._reload.is_set()):
                     self._reload.clear()
                     self.post_message(SessionLoaded(source.load(wanted)))
-                    loaded = wanted
+                    # Its row's figures changed with it (a transcript read the first time, a
+                    # what-if undone): the list is read again.
+                    loaded, relist = wanted, True
                 for change in source.poll():
                     relist = relist or bool(
                         change.sessions_changed or change.new_messages or change.compacted
@@ -183,7 +190,8 @@ class MetisInspector(App[int]):
             except SourceUnavailable as error:
                 connected, troubled = False, True
                 source.close()
-                self.post_message(SourceProblem(error_line(error, "reading")))
+                missing = error.path if isinstance(error, StoreMissing) else None
+                self.post_message(SourceProblem(error_line(error, "reading"), missing))
                 self._wake.wait(backoff)
                 backoff = min(backoff * 2, 2.0)
                 continue
@@ -279,7 +287,12 @@ class MetisInspector(App[int]):
         self.problem = message.problem
         try:
             self.query_one(StatusBar).busy = ""
-            self.query_one(StoreBanner).show_problem(message.problem, self._noun)
+            if message.missing_store is not None and self.data is None:
+                # Nothing was ever read: no figures of no session, but how a store comes about.
+                self.query_one(Dashboard).display = False
+                self.query_one(NoStorePanel).show_missing(message.missing_store)
+            else:
+                self.query_one(StoreBanner).show_problem(message.problem, self._noun)
         except NoMatches:  # the app is closing (see on_session_loaded)
             return
 
@@ -289,6 +302,8 @@ class MetisInspector(App[int]):
         self.problem = None
         try:
             self.query_one(StoreBanner).clear_problem()
+            self.query_one(NoStorePanel).display = False
+            self.query_one(Dashboard).display = True
         except NoMatches:  # the app is closing (see on_session_loaded)
             return
         self.notify(f"the {self._noun} is readable again; reloaded", timeout=3)
@@ -508,15 +523,27 @@ class MetisInspector(App[int]):
     # -- the command palette: every action in the registry ------------------------------------
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        """Ours (the actions of this screen and the app's), then Textual's own (theme picker,
+        keys panel, maximize...) where ours has none of the same title."""
         scope = SCREEN_SCOPES.get(type(screen))
         scopes: list[Scope] = [scope, "app"] if scope else ["app"]
+        ours: list[SystemCommand] = []
         for spec in palette_entries(scopes):
             target = screen if spec.scope != "app" else self
             help_text = f"{spec.shown_key} · {spec.description}" if spec.keys else spec.description
-            yield SystemCommand(spec.title, help_text, partial(target.run_action, spec.action))
-        yield SystemCommand(
-            "Screenshot", "Save an SVG of this screen", lambda: self.deliver_screenshot()
+            ours.append(
+                SystemCommand(spec.title, help_text, partial(target.run_action, spec.action))
+            )
+        ours.append(
+            SystemCommand(
+                "Screenshot", "Save an SVG of this screen", lambda: self.deliver_screenshot()
+            )
         )
+        titles = {command.title.casefold() for command in ours}
+        yield from ours
+        for command in super().get_system_commands(screen):
+            if command.title.casefold() not in titles:
+                yield command
 
 
 def run_app(where: Path | SessionSource) -> int:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from textual.message import Message
 
@@ -41,6 +42,7 @@ class SessionGrew(Message):
 @dataclass
 class SourceProblem(Message):
     problem: str
+    missing_store: Path | None = None  # no store exists there yet (a folder metis dev never ran in)
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, SourceProblem)

@@ -8,12 +8,19 @@
 - after every test, any worker process it spawned (tests/processes.py) is killed with its group.
 - every test has its own user config folder (XDG_CONFIG_HOME, inherited by the CLI subprocesses):
   workspace trust (engine.workspace_trust) is recorded there, never in the user's real one.
+- the run's temporary folder is its own (TMPDIR), and the run fails if anything the project names
+  (metis-*) is left in it: a demo, a load run or an app that does not clean up after itself.
+- METIS_LEAK_REPORT=FILE: after each test module, the threads, child processes and open file
+  descriptors still there are appended to FILE (what to look at when a late test starves).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
+import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -75,3 +82,69 @@ def _own_user_config(
 def _no_process_left_behind() -> Iterator[None]:
     yield
     reap_all()
+
+
+# What the project's code and scripts create in the temporary folder (metis-demo-, metis-load-,
+# metis-app-errors-...): none of it may outlive the run.
+PROJECT_TEMP_PREFIX = "metis-"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _nothing_left_in_the_temp_folder() -> Iterator[None]:
+    outer = tempfile.gettempdir()
+    private = tempfile.mkdtemp(prefix="tests-", dir=outer)
+    before = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = tempfile.tempdir = private  # subprocesses inherit it too
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = before
+        tempfile.tempdir = None
+        left = sorted(p.name for p in Path(private).iterdir() if p.name.startswith("metis-"))
+        shutil.rmtree(private, ignore_errors=True)
+    assert not left, f"the tests left these in the temporary folder: {left}"
+
+
+def _children(pid: int) -> list[str]:
+    """Every live descendant of `pid`, as "pid command" (from /proc; [] where there is none)."""
+    found: list[str] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            kids = Path(f"/proc/{pid}/task/{task}/children").read_text().split()
+        except OSError:
+            continue
+        for kid in map(int, kids):
+            try:
+                command = Path(f"/proc/{kid}/cmdline").read_bytes().replace(b"\0", b" ")
+            except OSError:
+                continue
+            found.append(f"{kid} {command.decode(errors='replace').strip()[:160]}")
+            found += _children(kid)
+    return found
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _leak_report(request: pytest.FixtureRequest) -> Iterator[None]:
+    report = os.environ.get("METIS_LEAK_REPORT")
+    yield
+    if not report:
+        return
+    threads = sorted(t.name for t in threading.enumerate() if t is not threading.main_thread())
+    fds = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            fds.append(f"{fd}->{os.readlink(f'/proc/self/fd/{fd}')}")
+        except OSError:
+            pass  # the listing's own descriptor, closed by now
+    with open(report, "a", encoding="utf-8") as out:
+        out.write(f"== {request.node.nodeid}\n")
+        out.write(f"threads ({len(threads)}): {threads}\n")
+        out.write(f"children: {_children(os.getpid())}\n")
+        out.write(f"fds ({len(fds)}): {fds}\n")

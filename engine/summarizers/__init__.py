@@ -1,8 +1,12 @@
 """Summarizers by `compaction_model` name: `anthropic:<model>` (the table's price or one the user
-states, any Anthropic-compatible endpoint), `local:extractive`, or any object meeting the
-`Summarizer` protocol, injected directly or through an import path in the settings."""
+states, any Anthropic-compatible endpoint), `openai:<model>` (any OpenAI-compatible endpoint at a
+stated price; the `openai` extra), `local:extractive`, or any object meeting the `Summarizer`
+protocol, injected directly or through an import path in the settings."""
 
 from __future__ import annotations
+
+import importlib.util
+import os
 
 from engine.errors import ConfigError
 from engine.layout import CONFIG_FILE, METIS_DIR
@@ -14,6 +18,7 @@ from engine.summarizers.base import (
     SummaryRequest,
     SummaryResult,
 )
+from engine.summarizers.keyless import sends_no_key
 from engine.summarizers.pricing import ModelPrice, price_for
 from engine.summarizers.settings import (
     PRICE_LOCAL,
@@ -27,6 +32,10 @@ from engine.summarizers.settings import (
 
 ANTHROPIC_PREFIX = "anthropic:"
 LOCAL_PREFIX = "local:"
+OPENAI_PREFIX = "openai:"
+OPENAI_EXTRA_MISSING = (
+    "openai:<model> needs the openai SDK: pip install 'metis-compaction-tui[openai]'"
+)
 
 
 def __getattr__(name: str) -> object:
@@ -68,8 +77,44 @@ def make_summarizer(
             base_url=base_url or chosen.base_url,
             timeout_s=timeout_s or chosen.timeout_s,
             price=model_price(model, chosen),
+            no_key=chosen.no_key,
+        )
+    if model.startswith(OPENAI_PREFIX):
+        price = model_price(model, chosen)
+        try:
+            from engine.summarizers.openai_summarizer import OpenAISummarizer
+        except ModuleNotFoundError as missing:
+            if missing.name != "openai":
+                raise
+            raise ConfigError("compaction_model", OPENAI_EXTRA_MISSING) from None
+        return OpenAISummarizer(
+            model.removeprefix(OPENAI_PREFIX),
+            price=price,
+            api_key=api_key,
+            base_url=base_url or chosen.base_url,
+            no_key=chosen.no_key,
+            timeout_s=timeout_s or chosen.timeout_s,
         )
     raise ConfigError("compaction_model", _unserved(model))
+
+
+def missing_key(model: str, settings: SummarizerSettings | None = None) -> str | None:
+    """The environment variable `model`'s calls need and lack (a local endpoint needs none),
+    or None: what a command checks before it starts a run that would fail at its first call."""
+    chosen = (settings or SummarizerSettings()).for_model(model)
+    if chosen.import_path is not None:
+        return None
+    for prefix, key, url in (
+        (ANTHROPIC_PREFIX, "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+        (OPENAI_PREFIX, "OPENAI_API_KEY", "OPENAI_BASE_URL"),
+    ):
+        if model.startswith(prefix):
+            have = os.environ.get(key)
+            keyless = sends_no_key(
+                chosen.base_url or os.environ.get(url), have, no_key=chosen.no_key
+            )
+            return None if keyless or have else key
+    return None
 
 
 def check_summarizer(model: str, settings: SummarizerSettings | None = None) -> None:
@@ -82,6 +127,10 @@ def check_summarizer(model: str, settings: SummarizerSettings | None = None) -> 
         load_factory(chosen.import_path)
     elif model.startswith(ANTHROPIC_PREFIX):
         model_price(model, chosen)
+    elif model.startswith(OPENAI_PREFIX):
+        model_price(model, chosen)
+        if importlib.util.find_spec("openai") is None:
+            raise ConfigError("compaction_model", OPENAI_EXTRA_MISSING)
     elif model != EXTRACTIVE_MODEL:
         raise ConfigError("compaction_model", _unserved(model))
 
@@ -89,9 +138,16 @@ def check_summarizer(model: str, settings: SummarizerSettings | None = None) -> 
 def model_price(model: str, settings: SummarizerSettings | None = None) -> ModelPrice:
     """The stated price if the user gave one for `model`, else the price table's."""
     chosen = (settings or SummarizerSettings()).for_model(model)
-    bare = model.removeprefix(ANTHROPIC_PREFIX)
+    bare = model.removeprefix(ANTHROPIC_PREFIX).removeprefix(OPENAI_PREFIX)
     if chosen.price is not None:
         return chosen.price.model_price(bare)
+    if model.startswith(OPENAI_PREFIX):
+        # No price table lists OpenAI-compatible models: a stated price, as for any unlisted one.
+        raise ConfigError(
+            "compaction_model",
+            f"no price known for {model!r}; state its price in summarizer.price "
+            "(input_per_mtok, output_per_mtok; 0 for a local model)",
+        )
     try:
         return price_for(bare)
     except KeyError as error:
@@ -133,7 +189,8 @@ def named_price_origin(origin: str) -> str | None:
 def _unserved(model: str) -> str:
     return (
         f"{model!r}: no summarizer serves this model; built in are "
-        f"{ANTHROPIC_PREFIX}<model> and {EXTRACTIVE_MODEL}; any other name needs a "
+        f"{ANTHROPIC_PREFIX}<model>, {OPENAI_PREFIX}<model> and {EXTRACTIVE_MODEL}; any other "
+        "name needs a "
         "summarizer passed to SessionManager(summarizer=...) or summarizer.import in "
         f"{METIS_DIR}/{CONFIG_FILE}"
     )
@@ -152,6 +209,7 @@ __all__ = [
     "check_summarizer",
     "is_offline",
     "make_summarizer",
+    "missing_key",
     "model_price",
     "named_price_origin",
     "price_origin",

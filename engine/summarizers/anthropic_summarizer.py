@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import os
 import time
 from collections.abc import Awaitable, Mapping
@@ -24,6 +23,7 @@ from anthropic.types import Message as APIMessage
 from engine.policy.summary_budget import SummaryCallPrice
 from engine.redaction import redact, register_secret
 from engine.summarizers.base import ErrorClass, SummarizerError, SummaryRequest, SummaryResult
+from engine.summarizers.keyless import KEY_HEADERS, sends_no_key
 from engine.summarizers.pricing import CallUsage, ModelPrice, cost_of, price_for, usage_cost
 from engine.summarizers.request import (
     TRIM_TOOL_OUTPUT_TOKENS,
@@ -33,21 +33,10 @@ from engine.summarizers.request import (
     projected_input,
     usage_of,
 )
+from engine.summarizers.sdk_logs import redact_logs_of
 from engine.summarizers.settings import BASE_URL_VARIABLE, check_base_url
 
-
-class _RedactingFilter(logging.Filter):
-    """The SDK logs each request's body at DEBUG (the span, which may hold a pasted key): the
-    record is redacted before any handler sees it."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno <= logging.DEBUG or record.args:
-            record.msg, record.args = redact(record.getMessage()), None
-        return True
-
-
-for _name in ("anthropic", "anthropic._base_client"):
-    logging.getLogger(_name).addFilter(_RedactingFilter())
+redact_logs_of("anthropic", "anthropic._base_client")
 
 _T = TypeVar("_T")
 
@@ -79,6 +68,7 @@ class AnthropicSummarizer:
         trim_tool_output_tokens: int = TRIM_TOOL_OUTPUT_TOKENS,
         session_prefix: SessionPrefix | None = None,
         price: ModelPrice | None = None,
+        no_key: bool = False,
     ) -> None:
         self.model = model
         self.name = f"anthropic:{model}"
@@ -99,11 +89,23 @@ class AnthropicSummarizer:
             check_base_url(base_url, "summarizer.base_url")
         elif os.environ.get(BASE_URL_VARIABLE):
             check_base_url(os.environ[BASE_URL_VARIABLE], BASE_URL_VARIABLE)
+        # The SDK's own resolution for api_key=None: whether any key would be sent.
+        secret = api_key if api_key is not None else os.environ.get("ANTHROPIC_API_KEY") or None
+        # engine.summarizers.keyless: a local model server gets no key. The SDK is given an
+        # empty one, so it reads no other source, and told to omit the headers it would fill.
+        keyless = sends_no_key(
+            base_url or os.environ.get("ANTHROPIC_BASE_URL"),
+            secret or os.environ.get("ANTHROPIC_AUTH_TOKEN"),
+            no_key=no_key,
+        )
+        omit: Any = dict.fromkeys(KEY_HEADERS, anthropic.Omit()) if keyless else None
         self._client = anthropic.AsyncAnthropic(
-            api_key=api_key,  # None: the SDK reads ANTHROPIC_API_KEY (then its other sources)
+            # None: the SDK reads ANTHROPIC_API_KEY (then its other sources)
+            api_key="" if keyless else api_key,
             base_url=base_url,  # None: the SDK reads ANTHROPIC_BASE_URL
             timeout=timeout_s,
             max_retries=max_retries,
+            default_headers=omit,
         )
         # Counting is a best-effort hint with an offline fallback: fail fast instead of backing off.
         self._counting_client = self._client.with_options(max_retries=0)

@@ -26,6 +26,18 @@ class ErrorClass(enum.StrEnum):
     BAD_RESPONSE = "bad_response"  # a body we cannot parse, or no usable text
 
 
+def status_error_class(code: int) -> ErrorClass:
+    """The class of an HTTP error status after the SDK's own retries (provider-adapter-contract
+    §6): 402 is billing, which the account must act on like a bad key."""
+    if code in (401, 402, 403):
+        return ErrorClass.AUTH
+    if code == 408:
+        return ErrorClass.NETWORK
+    if code == 429:
+        return ErrorClass.RATE_LIMIT
+    return ErrorClass.OVERLOADED if code >= 500 else ErrorClass.CAPABILITY
+
+
 class SummarizerError(Exception):
     """A failed compaction call; `billed_cost_usd` is what the provider charged anyway."""
 

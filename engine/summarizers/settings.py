@@ -1,9 +1,10 @@
 """How to reach and price the compaction model: the `summarizer:` settings of a workspace.
 
 They sit beside the §11 knobs (`compaction_model` names the model; these say how to serve it):
-an import path to a factory of any object meeting the `Summarizer` protocol, an Anthropic-compatible
-endpoint's base URL, the price the user states for a model our price table does not list, and the
-call's timeout. An API key is never a setting: the SDK reads ANTHROPIC_API_KEY.
+an import path to a factory of any object meeting the `Summarizer` protocol, an Anthropic- or
+OpenAI-compatible endpoint's base URL, whether that endpoint takes no key, the price the user states
+for a model our price table does not list, and the call's timeout. An API key is never a setting:
+the SDK reads ANTHROPIC_API_KEY (OPENAI_API_KEY for `openai:` models).
 """
 
 from __future__ import annotations
@@ -103,6 +104,10 @@ class SummarizerSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unkno
     import_path: str | None = msgspec.field(default=None, name="import")
     options: dict[str, str | int | float | bool] = msgspec.field(default_factory=dict)
     base_url: str | None = None
+    # The endpoint takes no key (a model server on another machine of the LAN): none is sent,
+    # even one the environment holds. Loopback endpoints need not say so (engine.summarizers
+    # .endpoint).
+    no_key: bool = False
     price: StatedPrice | None = None
     timeout_s: float = 60.0
 
@@ -113,6 +118,8 @@ class SummarizerSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unkno
             )
         if self.base_url is not None:
             check_base_url(self.base_url, "summarizer.base_url")
+        if not isinstance(self.no_key, bool):
+            raise ConfigError("summarizer.no_key", f"{self.no_key!r} must be true or false")
         if isinstance(self.timeout_s, bool) or not 0 < self.timeout_s <= 3600:
             raise ConfigError("summarizer.timeout_s", f"{self.timeout_s!r} must be in (0, 3600]")
 

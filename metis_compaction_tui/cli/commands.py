@@ -34,6 +34,7 @@ from engine import (
     UndoRefused,
     compaction_savings,
     ledger_counts,
+    no_span_reason,
     plan_turn,
     price_origin,
     resolve_config,
@@ -260,7 +261,7 @@ def write_status_text(s: dict[str, Any], out: TextIO) -> None:
         f"next span {span['start']}..{span['compaction_watermark']} ({span['span_message_count']} "
         f"messages, {span['span_tokens']:,} tokens, slid back {span['slid_back_by']})"
         if span
-        else "no compactable span"
+        else no_span_reason(s["message_count"], s["preserve_recent_turns"], s["floor"])
     )
     exhausted = " (exhausted)" if s["budget_exhausted"] else ""
     price = f", {s['price_origin']}" if s.get("price_origin") else ""
@@ -366,7 +367,9 @@ async def compact_or_preview(
     try:
         preview = manager.preview(instructions)
         if preview is None:
-            warn("nothing to compact: no complete tool cycle before the preserved tail")
+            plan = manager.plan()
+            preserve = manager.config.compaction_preserve_recent_turns
+            warn(f"{no_span_reason(len(manager.history), preserve, plan.floor)}; nothing written")
             return exit_codes.NOTHING_DONE
         span = preview.span
         summary = {

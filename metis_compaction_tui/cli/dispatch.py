@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 
 from metis_compaction_tui.cli import exit_codes
@@ -44,6 +43,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     their names and one-line help (what the top-level --help lists): a command builds (and
     imports) what its own options need, not every other's."""
     parser = argparse.ArgumentParser(prog=PROG, usage=USAGE, description=DESCRIPTION, epilog=EPILOG)
+    parser.add_argument("--version", action=_Version, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", prog=PROG)
     for name, help_text in COMMAND_HELP.items():
         build = _BUILDERS.get(name)
@@ -74,6 +74,7 @@ def _build_open(p: argparse.ArgumentParser) -> None:
 
 def _build_demo(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-app", action="store_true", help="run only the simulator (see --seconds)")
+    p.add_argument("--keep", action="store_true", help="keep the workspace when the demo ends")
     p.add_argument(
         "--seconds", type=_number(float, 0), default=60.0,
         help="with --no-app: stop after this",
@@ -190,6 +191,27 @@ def _path(text: str) -> Path:
 _path.__name__ = "path"  # argparse names the type in its messages
 
 
+class _Version(argparse.Action):
+    """--version, read from the package's metadata only when asked (not on every start)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, **kwargs)  # type: ignore[arg-type]
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        sys.stdout.write(f"{PROG} {installed_version()}\n")
+        parser.exit()
+
+
+def installed_version() -> str:
+    """The version pip installed (the package's metadata), or a plain word for a bare checkout."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(PROG)
+    except PackageNotFoundError:
+        return "(not installed)"
+
+
 def _workspace_args(p: argparse.ArgumentParser, what: str = "the workspace") -> None:
     """One convention for every subcommand: the workspace (or transcript) as a trailing
     positional, with -w/--workspace accepted too. `resolve_workspace` merges the two."""
@@ -282,7 +304,8 @@ def _simulation_flags(p: argparse.ArgumentParser, *, pace: float) -> None:
         "--model",
         default=None,
         help=f"compaction model (over METIS_COMPACTION_MODEL and .metis/config.yaml; else "
-        f"{LOCAL_MODEL}); anthropic:<model> needs ANTHROPIC_API_KEY",
+        f"{LOCAL_MODEL}); anthropic:<model> needs ANTHROPIC_API_KEY, openai:<model> "
+        "OPENAI_API_KEY, unless summarizer.base_url is on this machine",
     )
     p.add_argument("--quiet", "-q", action="store_true", help="do not log each compaction")
 
@@ -476,8 +499,11 @@ def _simulator(args: argparse.Namespace, workspace: Path, out: TextIO) -> Simula
     overrides = settings.overrides()
     model = args.model or overrides.pop("compaction_model", LOCAL_MODEL)
     overrides.pop("compaction_model", None)
-    if model.startswith("anthropic:") and not os.environ.get("ANTHROPIC_API_KEY"):
-        raise CliError(f"model {model}: set ANTHROPIC_API_KEY (or use {LOCAL_MODEL})")
+    from engine import check_summarizer, missing_key
+
+    check_summarizer(model, settings.summarizer)  # unserved, unpriced: refused before any write
+    if key := missing_key(model, settings.summarizer):
+        raise CliError(f"model {model}: set {key} (or use {LOCAL_MODEL})")
 
     def log(line: str) -> None:
         out.write(line + "\n")
@@ -529,14 +555,38 @@ def _summary(simulator: Simulator, out: TextIO) -> None:
 
 
 def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
+    """The demo's workspace is temporary: removed when the demo ends, by quitting, Ctrl-C,
+    SIGTERM or SIGHUP (--keep keeps it)."""
+    import shutil
+    import signal
+    import tempfile
+
+    workspace = _path(tempfile.mkdtemp(prefix="metis-demo-"))
+
+    def end(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)  # unwinds through the finally below
+
+    previous = {sig: signal.signal(sig, end) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        out.write(f"demo workspace: {workspace}\n")
+        return _demo_in(workspace, args, out)
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if args.keep:
+            out.write(f"demo workspace kept at {workspace}\n")
+        else:
+            shutil.rmtree(workspace, ignore_errors=True)
+
+
+def _demo_in(workspace: Path, args: argparse.Namespace, out: TextIO) -> int:
     import asyncio
     import subprocess
-    import tempfile
 
     from engine import SessionStore, simulator_log_path
 
-    workspace = _path(tempfile.mkdtemp(prefix="metis-demo-"))
-    out.write(f"demo workspace: {workspace}\n")
     if args.no_app:
         simulator = _simulator(args, workspace, out)
         asyncio.run(_run_for(simulator, args.seconds))
@@ -562,7 +612,6 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
             except subprocess.TimeoutExpired:
                 writer.kill()
                 writer.wait()
-            out.write(f"demo workspace kept at {workspace} (simulator log: {log_path})\n")
 
 
 if __name__ == "__main__":

@@ -61,6 +61,12 @@ def overview() -> str:
         else:
             lines.append(f"    {name.ljust(name_width)}{body[0]}")
             lines += [indent + part for part in body[1:]]
-    lines += ["", "options:", "  -h, --help  show this help message and exit", ""]
+    lines += [
+        "",
+        "options:",
+        "  -h, --help  show this help message and exit",
+        "  --version   print the version and exit",
+        "",
+    ]
     lines += textwrap.wrap(EPILOG, width)
     return "\n".join(lines) + "\n"

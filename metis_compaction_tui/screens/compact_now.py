@@ -33,6 +33,7 @@ from engine import (
     is_masked,
     is_offline,
     named_price_origin,
+    no_span_reason,
 )
 from metis_compaction_tui.actions import bindings_for
 from metis_compaction_tui.error_text import error_line, source_workspace
@@ -49,6 +50,9 @@ AFTER_COMPACTION = {
     "memory": "The session is held in memory only.",
     "what_if": "A what-if: the transcript is unchanged; new lines still tail in.",
 }
+
+
+TITLE_CHARS = 200  # a session title's bound (untrusted text); the dialog's width cuts it first
 
 
 def preview_facts(preview: CompactionPreview, price_origin: str | None = None) -> Text:
@@ -155,6 +159,7 @@ class CompactNowScreen(ModalScreen[CompactionOutcome | None]):
         self.source, self.session_id, self.session_title = source, session_id, title
         self.state: State = "previewing"
         self.preview: CompactionPreview | None = None
+        self.no_span = ""  # why there is no span, when the preview finds none
         self.prepared: PreparedCompaction | None = None
         self.outcome: CompactionOutcome | None = None
         self.price_origin = ""  # where the model's price comes from, once previewed
@@ -164,8 +169,9 @@ class CompactNowScreen(ModalScreen[CompactionOutcome | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="compact", classes="dialog"):
             heading = Text("Compact now · ", style="bold", end="")
+            # Cut by the dialog's width as laid out (a wide terminal shows it whole), not here.
             heading.append_text(
-                safe_text(self.session_title, "bold", single_line=True, max_chars=60)
+                safe_text(self.session_title, "bold", single_line=True, max_chars=TITLE_CHARS)
             )
             yield Static(heading, classes="dialog-title")
             yield Static(Text("reading the span…", style="italic"), id="cn-preview")
@@ -238,6 +244,12 @@ class CompactNowScreen(ModalScreen[CompactionOutcome | None]):
         try:
             with self.source.managing(self.session_id) as manager:
                 preview = manager.preview(None)
+                if preview is None:
+                    self.no_span = no_span_reason(
+                        len(manager.history),
+                        manager.config.compaction_preserve_recent_turns,
+                        manager.plan().floor,
+                    )
         except Exception as error:  # e.g. a summarizer that cannot be made (no key, bad model)
             self.app.call_from_thread(self._failed, self._problem(error, "previewing"))
             return
@@ -249,10 +261,7 @@ class CompactNowScreen(ModalScreen[CompactionOutcome | None]):
         self.preview = preview
         if preview is None:
             self.query_one("#cn-preview", Static).update(
-                Text(
-                    "Nothing to compact: no complete tool cycle before the preserved tail "
-                    "(§3.2-§3.3). Nothing was changed."
-                )
+                Text(f"Nothing to compact: {self.no_span} (§3.2-§3.3). Nothing was changed.")
             )
             self._set_state("nothing")
             return

@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal, Protocol
 
 from engine import (
@@ -44,6 +45,15 @@ class SourceUnavailable(Exception):
         self.problem = problem
 
 
+class StoreMissing(SourceUnavailable):
+    """No session store exists at `path` yet (a folder metis dev has not run in): the app says
+    how to make one instead of showing figures of no session."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(f"no session store at {path} (is metis dev running?)")
+        self.path = path
+
+
 class ActionRefused(Exception):
     """An action the source declined (undo with nothing to undo, a read-only source): `reason`."""
 
@@ -63,6 +73,7 @@ class SessionRow:
     decision: TriggerDecision
     updated_at_ms: int = 0
     problem: str | None = None  # a file that cannot be read: why (it is no empty session)
+    read: bool = True  # False: a transcript not read yet (its figures are not known)
 
     @property
     def pending_history_tokens(self) -> int:

@@ -8,6 +8,7 @@ way against it as against the SQLite store.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from decimal import Decimal
@@ -76,6 +77,7 @@ class MemoryPersistence:
         self.event_id = 0
         self.compaction_id = 0
         self.changes: list[SourceChange] = []
+        self.clock: Callable[[], int] = lambda: time.time_ns() // 1_000_000  # events' times
 
     def _change(self, session_id: str) -> SourceChange:
         if not self.changes or self.changes[-1].session_id != session_id:
@@ -155,7 +157,8 @@ class MemoryPersistence:
     def record_event(self, session_id: str, event: CompactionEvent) -> None:
         with self.lock:
             self.event_id += 1
-            row = EventRow(self.event_id, event_type(event), event, 0)
+            # When the what-if emitted it, as the store stamps a row it writes.
+            row = EventRow(self.event_id, event_type(event), event, self.clock())
             self.sessions[session_id].events.append(row)
             self._change(session_id).new_events.append(row)
 
@@ -204,6 +207,8 @@ class MemorySource:
         if workspace is not None:
             self.cache_path = cache_path(workspace)
         self.store = MemoryPersistence()
+        if clock is not None:
+            self.store.clock = clock
 
     # -- building ----------------------------------------------------------------------------
 

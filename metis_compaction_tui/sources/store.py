@@ -39,6 +39,7 @@ from metis_compaction_tui.sources.base import (
     SourceAction,
     SourceChange,
     SourceUnavailable,
+    StoreMissing,
     cache_closed_after,
 )
 from metis_compaction_tui.sources.session_data import (
@@ -157,7 +158,7 @@ class StoreSource:
         self.close()
         identity = file_identity(self.db_path)
         if identity is None:
-            raise SourceUnavailable(f"no session store at {self.db_path} (is metis dev running?)")
+            raise StoreMissing(self.db_path)
         self._feed_store = self._open_store()
         self._feed_identity = identity
         self._plan_histories = PlanHistories()  # another file: nothing kept from the last one

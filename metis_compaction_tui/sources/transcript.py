@@ -67,7 +67,7 @@ from metis_compaction_tui.sources.session_data import (
 PROJECTED_SHOWN = 20  # fires of ours an AgentView holds: the first and this many most recent
 
 # Codex names a rollout for when it began: rollout-2025-05-07T17-24-21-<uuid>.
-_ROLLOUT_NAME = re.compile(r"rollout-\d{4}-(\d\d-\d\d)T(\d\d)-(\d\d)-")
+_ROLLOUT_NAME = re.compile(r"rollout-\d{4}-(\d\d-\d\d)T(\d\d)-(\d\d)-(\d\d)-")
 
 
 def session_title(path: Path, tail: TranscriptTail) -> str:
@@ -90,10 +90,11 @@ def one_line_title(text: str, limit: int = 60) -> str:
 
 
 def transcript_title(path: Path) -> str:
-    """Short enough for the session list: the project and the session's first characters."""
+    """Short enough for the session list: the project and the session's first characters, or
+    when a Codex rollout began, to the second (rollouts of one minute are told apart)."""
     stem = path.stem
     if named := _ROLLOUT_NAME.match(stem):
-        return f"codex {named[1]} {named[2]}:{named[3]}"
+        return f"codex {named[1]} {named[2]}:{named[3]}:{named[4]}"
     project = path.parent.name
     if project.startswith("-"):  # Claude Code's folder for /home/me/src/proj: -home-me-src-proj
         project = project.rstrip("-").rsplit("-", 1)[-1] or project
@@ -437,11 +438,12 @@ class TranscriptSource:
                 if row is None or recording.problem is not None:
                     row = SessionRow(
                         session_id,
-                        f"{recording.title} (not read)",
+                        recording.title,
                         0,
                         decide_trigger(0, recording.config, Decimal(0)),
                         int(_mtime(recording.path) * 1000),
                         problem=recording.problem,
+                        read=False,
                     )
                 listed.append(row)
             return listed

@@ -22,6 +22,9 @@ from metis_compaction_tui.sources.session_data import (
 )
 from metis_compaction_tui.widgets.row_list import RowList
 
+# A failed event that is no failure of the compaction: the budget was spent before it began.
+OVER_BUDGET = "budget_exhausted_forced"
+
 
 def clock(ms: int) -> str:
     if ms <= 0:
@@ -89,6 +92,11 @@ class EventsTimeline(RowList):
         elif isinstance(event, AgentCompactionView):
             text.append("◆ agent     ", style("events--agent"))
             text.append_text(safe_text(agent_compaction_text(event), detail, single_line=True))
+        elif isinstance(event, CompactionFailed) and event.failure_mode == OVER_BUDGET:
+            # §3.1 step 2: reported before the call that runs anyway; the row after it (completed,
+            # or failed with the truncation) is what the compaction came to.
+            text.append("! over budget ", style("events--agent"))
+            text.append(f"at {event.watermark_before} · compacting anyway at the hard cap", detail)
         elif isinstance(event, CompactionFailed):
             text.append("✗ failed    ", style("events--failed"))
             text.append(f"{event.failure_mode} ", style("events--failed"))

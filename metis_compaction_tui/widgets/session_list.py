@@ -6,6 +6,7 @@ never a str an OptionList would parse as markup.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -28,8 +29,42 @@ Palette = dict[str, str]  # zone → colour, from the theme (below / soft / forc
 DEFAULT_PALETTE: Palette = {"below": "green", "soft": "yellow", "forced": "red", "dim": "dim"}
 
 
+def list_titles(rows: Sequence[SessionRow], max_chars: int) -> dict[str, str]:
+    """Each session's title as the list shows it, no two alike: a title two sessions share gets
+    the end of the session id; a title cut to `max_chars` is cut at its end, or in its middle
+    where cutting the end would leave two rows reading the same (the end of "project · 7d1c0b7e"
+    or of a rollout's time is what tells them apart)."""
+    titles = {row.session_id: row.title or row.session_id for row in rows}
+    shared = Counter(titles.values())
+    titles = {
+        sid: f"{title} ·{sid[-4:]}" if shared[title] > 1 and title != sid else title
+        for sid, title in titles.items()
+    }
+    ends = {sid: _cut_end(title, max_chars) for sid, title in titles.items()}
+    cut_alike = Counter(ends.values())
+    return {
+        sid: ends[sid] if cut_alike[ends[sid]] == 1 else _cut_middle(title, max_chars)
+        for sid, title in titles.items()
+    }
+
+
+def _cut_end(title: str, max_chars: int) -> str:
+    return title if len(title) <= max_chars else title[: max_chars - 1] + "…"
+
+
+def _cut_middle(title: str, max_chars: int) -> str:
+    if len(title) <= max_chars:
+        return title
+    tail = min(10, (max_chars - 1) // 2)
+    return title[: max_chars - 1 - tail] + "…" + title[-tail:]
+
+
 def session_prompt(
-    row: SessionRow, current: bool, width: int, palette: Palette = DEFAULT_PALETTE
+    row: SessionRow,
+    current: bool,
+    width: int,
+    palette: Palette = DEFAULT_PALETTE,
+    title: str | None = None,
 ) -> Text:
     """Two lines: the title, then a pressure bar against the hard cap with the numbers."""
     width = max(12, width)
@@ -37,7 +72,7 @@ def session_prompt(
     text.append("● " if current else "  ", "bold" if current else "")
     text.append_text(
         safe_text(
-            row.title or row.session_id,
+            title or row.title or row.session_id,
             "bold" if current else "",
             single_line=True,
             max_chars=width - 3,
@@ -48,6 +83,9 @@ def session_prompt(
         text.append_text(
             safe_text(f"✗ {row.problem}", palette["forced"], single_line=True, max_chars=width - 2)
         )
+        return text
+    if not row.read:  # a transcript read when picked: no figures yet, not a bar at zero
+        text.append("not read yet · ⏎ reads it"[: width - 2], palette["dim"])
         return text
     scale = max(row.hard_cap_tokens, row.pending_history_tokens, 1)
     filled = min(BAR_CELLS, round(row.pending_history_tokens / scale * BAR_CELLS))
@@ -93,25 +131,42 @@ class SessionList(OptionList):
 
     def show(self, rows: Sequence[SessionRow], current: str | None) -> None:
         """Replace the rows; keeps the highlight on the same session when it is still there."""
-        highlighted = self.highlighted_option.id if self.highlighted_option else current
+        moved = current != self.current  # another session is shown: the list follows it
+        highlighted = (
+            self.highlighted_option.id if self.highlighted_option and not moved else current
+        )
         same_ids = [r.session_id for r in rows] == [r.session_id for r in self.rows]
         self.rows, self.current = list(rows), current
-        width = self.size.width - 2 if self.size.width else 24
+        # The rows' room: inside the border, less a scrollbar when one shows (24 before layout).
+        width = self.scrollable_content_region.width if self.size.width else 24
         palette = self._palette()
 
-        def prompt(row: SessionRow) -> Text:
-            return session_prompt(row, row.session_id == current, width, palette)
+        titles = list_titles(rows, max(12, width) - 3)
 
+        def prompt(row: SessionRow) -> Text:
+            current_row = row.session_id == current
+            return session_prompt(row, current_row, width, palette, titles[row.session_id])
+
+        ids = [r.session_id for r in rows]
         if same_ids and self.option_count == len(rows):
             for index, row in enumerate(rows):
                 self.replace_option_prompt_at_index(index, prompt(row))
-            return
-        self.set_options(Option(prompt(row), id=row.session_id) for row in rows)
-        ids = [r.session_id for r in rows]
-        if highlighted in ids:
-            self.highlighted = ids.index(highlighted)
-        elif rows:
-            self.highlighted = 0
+            if moved and current in ids:
+                self.highlighted = ids.index(current)
+        else:
+            self.set_options(Option(prompt(row), id=row.session_id) for row in rows)
+            if highlighted in ids:
+                self.highlighted = ids.index(highlighted)
+            elif rows:
+                self.highlighted = 0
+        # Once laid out: the highlighted session in view, wherever the rows put it.
+        self.call_after_refresh(self.scroll_to_highlight)
+
+    def on_resize(self) -> None:
+        """Titles are cut to the list's width: cut again once it is known, or when it changes
+        (the first rows may be shown before the layout)."""
+        if self.rows:
+            self.show(self.rows, self.current)
 
     def restyle(self) -> None:
         """The theme changed: redraw the prompts in its colours."""

@@ -158,6 +158,9 @@ async def test_command_palette_lists_every_action(workspace: Path) -> None:
             "Light/dark theme",
             "Quit",
         } <= set(titles)
+        # Textual's own stay: the theme picker, the keys panel; none twice.
+        assert {"Theme", "Keys"} <= set(titles)
+        assert len(titles) == len({title.casefold() for title in titles})
         await pilot.press("ctrl+p")
         await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette), what="palette")
         await pilot.press(*"compact now")

@@ -210,6 +210,12 @@ async def test_a_folder_lists_bad_files_with_their_problem_and_opens_a_good_one(
     async with app.run_test(size=(140, 30)) as pilot:
         await loaded(pilot, app, "good-session")
         assert app.data is not None and app.data.message_count == 8
+        # Read now: its row is listed again with its figures (it was "not read yet").
+        await wait_until(
+            pilot,
+            lambda: any(r.read for r in app.rows if r.session_id == "good-session"),
+            what="the read session's row",
+        )
         shown = {
             row.session_id: session_prompt(row, False, 200).plain.split("\n")[1] for row in app.rows
         }

@@ -38,7 +38,8 @@ WIDTH, HEIGHT = 100, 30
 # The demo writer: 12 turns of the seed-0 script (62 messages, one soft compaction at turn 8,
 # a compactable span left at the end) at 5 messages a second: ~12 s of live appends, so the
 # app shows some even when it is slow to start on a busy machine; one session, no rerun.
-DEMO_FLAGS = ("--pace", "5", "--turns", "12", "--reruns", "0", "--seed", "0")
+# --keep: the workspace outlives the demo, for the checks after `q`.
+DEMO_FLAGS = ("--pace", "5", "--turns", "12", "--reruns", "0", "--seed", "0", "--keep")
 INSTRUCTIONS = "keep the e2e marker"
 STATUS = re.compile(r"([\d,]+) msgs · rev (\d+)")
 POLL_S = 0.2

@@ -218,7 +218,7 @@ def test_a_folder_lists_its_bad_files_with_their_problem_and_reads_the_rest(
     assert rows["good-session"].problem is None and rows["good-session"].message_count == 8
     assert "binary data (NUL bytes)" in (rows["unreadable"].problem or "")
     assert "none a Claude Code or Codex record" in (rows["notes"].problem or "")
-    assert rows["notes"].title.endswith("(not read)")
+    assert not rows["notes"].read
     assert source.poll() is not None  # a bad file does not stop the others being polled
 
 
@@ -297,9 +297,9 @@ def test_discovery_lists_recent_transcripts_and_says_where_it_looked(tmp_path: P
         discover_transcripts(tmp_path / "empty")
     source = TranscriptSource.for_path(tmp_path, scratch=tmp_path / "s")
     rows = source.sessions()
-    assert [r.title.endswith("(not read)") for r in rows] == [True, True]
+    assert [r.read for r in rows] == [False, False]
     source.load(rows[0].session_id)
-    assert not source.sessions()[0].title.endswith("(not read)")
+    assert source.sessions()[0].read
     assert source.sessions()[0].title.startswith("proj · ")
 
 
@@ -349,7 +349,7 @@ def test_what_ifs_use_the_summarizer_settings_they_are_given(tmp_path: Path) -> 
 
 def test_a_transcripts_title_reads_codexs_file_name_only_where_it_follows_codexs_pattern() -> None:
     codex = Path("/s/2025/05/07/rollout-2025-05-07T17-24-21-0199c0de-0000-7000-8000-000000000001")
-    assert transcript_title(codex.with_suffix(".jsonl")) == "codex 05-07 17:24"
+    assert transcript_title(codex.with_suffix(".jsonl")) == "codex 05-07 17:24:21"
     # A rollout renamed by hand (or by another tool) is not cut into a garbled time.
     assert transcript_title(Path("/logs/rollout-019f-compact.jsonl")) == (
         "logs · rollout-019f-compact"

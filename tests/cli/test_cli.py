@@ -603,12 +603,16 @@ def test_demo_without_the_app_runs_the_simulator_in_a_temporary_workspace(
 ) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     argv = ["demo", "--no-app", "--seconds", "5", "--pace", "0", "--turns", "8", "-q"]
-    code, out, _ = run(capsys, *argv)
+    code, out, _ = run(capsys, *argv, "--keep")
     assert code == 0
     (demo,) = tmp_path.glob("metis-demo-*")
-    assert f"demo workspace: {demo}" in out
+    assert f"demo workspace: {demo}" in out and f"kept at {demo}" in out
     with SessionStore.open(demo) as store:
         assert len(store.list_sessions()) == 2  # the run and its rerun
+    # Without --keep the temporary workspace goes when the demo ends.
+    code, out, _ = run(capsys, *argv)
+    assert code == 0 and "demo workspace: " in out
+    assert list(tmp_path.glob("metis-demo-*")) == [demo]
 
 
 def test_open_hands_the_workspace_to_the_app(

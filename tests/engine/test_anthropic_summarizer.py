@@ -367,27 +367,6 @@ async def test_session_manager_reports_an_empty_summary_as_validation_failed_and
 
 
 @pytest.mark.asyncio
-async def test_no_credentials_anywhere_is_auth_without_sending(
-    server: MessagesAPIServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    for name in (
-        "ANTHROPIC_API_KEY",
-        "ANTHROPIC_AUTH_TOKEN",
-        "ANTHROPIC_PROFILE",
-        "ANTHROPIC_CONFIG_DIR",
-        "ANTHROPIC_FEDERATION_RULE_ID",
-        "ANTHROPIC_IDENTITY_TOKEN",
-        "ANTHROPIC_IDENTITY_TOKEN_FILE",
-    ):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path))  # no on-disk profile for the SDK to discover
-    async with summarizer_for(server.base_url, api_key=None) as summarizer:
-        error = await failure_of(summarizer)
-    assert error.error_class is ErrorClass.AUTH
-    assert server.requests == []
-
-
-@pytest.mark.asyncio
 async def test_a_400_is_capability_and_is_not_retried_with_another_request(
     server: MessagesAPIServer,
 ) -> None:

@@ -80,6 +80,30 @@ def rss_kb(pid: int | str = "self") -> int | None:
     return None
 
 
+def process_state(pid: int | None) -> str:
+    """What a process is doing, from /proc: its state and each thread's (name, state, what it
+    waits in), e.g. "S; MainThread S do_epoll_wait, feed R -": why a screen stopped changing
+    (a stopped process, a thread stuck in a lock or a write)."""
+    if pid is None:
+        return "no pid"
+    try:
+        state = next(
+            line.split(":", 1)[1].strip()
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+            if line.startswith("State:")
+        )
+        threads = []
+        for task in sorted(Path(f"/proc/{pid}/task").iterdir()):
+            name = (task / "comm").read_text().strip()
+            stat = (task / "stat").read_text()
+            thread_state = stat[stat.rindex(")") + 2]
+            wchan = (task / "wchan").read_text().strip() or "-"
+            threads.append(f"{name} {thread_state} {wchan}")
+    except (OSError, StopIteration, ValueError):
+        return "gone"
+    return f"{state}; " + ", ".join(threads)
+
+
 def turn(number: int) -> list[Message]:
     call = f"call{number}"
     return [
@@ -229,7 +253,11 @@ class TmuxApp(App):
 
     def _tmux(self, *args: str) -> str:
         done = subprocess.run(
-            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=False
+            # -f /dev/null: no user config (a default-size, a hook) changes the app's terminal.
+            ["tmux", "-L", self.socket, "-f", "/dev/null", *args],
+            capture_output=True,
+            text=True,
+            check=False,
         )
         if done.returncode != 0 and args[0] != "kill-server":
             raise RuntimeError(f"tmux {args[0]}: {done.stderr.strip()}")
@@ -438,6 +466,7 @@ def main() -> int:
     parser.add_argument("--compact-every", type=float, default=30.0, help="seconds")
     parser.add_argument("--quick", action="store_true", help="20 s, compacting every 5 s")
     parser.add_argument("--pty", action="store_true", help="run the app under a pty, not tmux")
+    parser.add_argument("--keep", action="store_true", help="keep the workspace after the run")
     parser.add_argument("--role", choices=["writer", "tailer"], help=argparse.SUPPRESS)
     parser.add_argument("--workspace", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--stop-file", type=Path, help=argparse.SUPPRESS)
@@ -453,7 +482,25 @@ def main() -> int:
         asyncio.run(tailer(args.workspace, args.stop_file))
         return 0
 
+    # The workspace goes with the run unless --keep (the store and app-rss.csv, to look at).
     workspace = Path(tempfile.mkdtemp(prefix="metis-load-"))
+    try:
+        return load_run(args, workspace, seconds, every, warmup, sample_every)
+    finally:
+        if args.keep:
+            print(f"kept {workspace}: its store, and app-rss.csv (the app's RSS samples)")
+        else:
+            shutil.rmtree(workspace, ignore_errors=True)
+
+
+def load_run(
+    args: argparse.Namespace,
+    workspace: Path,
+    seconds: float,
+    every: float,
+    warmup: float,
+    sample_every: float,
+) -> int:
     with SessionStore.open(workspace, create=True) as store:
         store.create_session(SESSION, config=CONFIG)
     stop = workspace / "stop"
@@ -492,6 +539,8 @@ def main() -> int:
             originals = store.messages_after(SESSION, 0, limit=10**9)
             ids = [m.message.id for m in originals]
         screen = check_screen(app, expected_screen(info, compactions, turns), CATCH_UP_S)
+        if screen.get("checked") and not screen.get("caught_up"):
+            screen["app_state"] = process_state(app.pid)  # while it still runs
         tail_out, _ = tail_proc.communicate(timeout=300)
         tail = json.loads(tail_out.splitlines()[-1])
         sampler.stop()
@@ -556,7 +605,7 @@ def main() -> int:
         print(
             f"FAILED: the app did not keep up: {screen['seconds_after_writer_stopped']} s after "
             f"the writer stopped, its screen still lacked {'; '.join(screen['missing'])}"  # type: ignore[arg-type]
-            " (= the store)"
+            f" (= the store); the app then: {screen.get('app_state')}"
         )
     verdict = (
         "not judged (quick: too short for a slope)"
@@ -568,7 +617,7 @@ def main() -> int:
         f"{_mb(memory['after_warmup'])}, {_mb(memory['middle'])}, {_mb(memory['last'])}; "  # type: ignore[arg-type]
         f"max {_mb(memory['max_after_warmup'])}; slope {memory['slope_mb_per_min']} MB/min, "  # type: ignore[arg-type]
         f"{memory['growth_mb']:+} MB warm-up to end; {memory['samples_fitted']} samples fitted "
-        f"(all {memory['samples']} in {rss_csv})"
+        f"(all {memory['samples']} in {rss_csv.name})"
     )
     kept_up = not screen["checked"] or bool(screen["caught_up"])
     ok = accounted and alive and kept_up and (flat or args.quick)

@@ -5,4 +5,4 @@ set -eu
 cd "$(dirname "$0")/../.."
 PY="${PYTHON:-.venv/bin/python}"
 HOSTILE_FULL=1 "$PY" -m pytest tests/hostile "$@"
-"$PY" tests/hostile/load.py
+"$PY" tests/hostile/load.py --keep

@@ -760,7 +760,7 @@ def test_the_refreshers_import_no_summarizer_and_the_workspace_line_no_engine(
     assert loaded <= {
         "engine.summarizers.base",
         "engine.summarizers.pricing",
-        "engine.summarizers.prompt",
+        "engine.prompt",
         "engine.summarizers.settings",
     }, loaded
 

@@ -33,11 +33,10 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-from engine.summarizers.prompt import COMPACTION_SUMMARY_PROMPT_VERSION
-
 from engine.ledger import apply_ledger, ledger_reserve
 from engine.messages import Message, TextContentBlock, ToolResultContentBlock, ToolUseContentBlock
 from engine.policy.splice import summary_text
+from engine.prompt import COMPACTION_SUMMARY_PROMPT_VERSION
 from engine.summarizers.anthropic_summarizer import AnthropicSummarizer
 from engine.summarizers.base import SummaryRequest
 from engine.summarizers.extractive import ExtractiveSummarizer
