@@ -71,6 +71,7 @@ class _SummarizerLayer(msgspec.Struct, kw_only=True, forbid_unknown_fields=True)
     base_url: str | None = None
     price: _PriceLayer | None = None
     timeout_s: float | None = None
+    no_key: bool | None = None  # the endpoint takes no key: none is sent (summarizers.keyless)
 
 
 class ConfigLayer(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -662,7 +663,7 @@ def _build(
         "model": config.compaction_model if named else None,
         "price": price,
     }
-    for key in ("import", "options", "base_url", "timeout_s"):
+    for key in ("import", "options", "base_url", "timeout_s", "no_key"):
         if f"summarizer.{key}" in values:
             settings_args[_attr(SummarizerSettings, key)] = values[f"summarizer.{key}"]
     try:

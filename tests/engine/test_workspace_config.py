@@ -496,3 +496,19 @@ def test_a_user_file_linked_to_a_regular_file_is_read(tmp_path: Path) -> None:
     resolved = resolve_config(tmp_path, environ={})
     assert resolved.config.compaction_cache_max_rows == 11
     assert str(resolved.origins["compaction_cache_max_rows"]) == f"user file {user}:1"
+
+
+def test_summarizer_no_key_is_read_from_the_file_and_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model server that takes no key says so; sending none needs no trust (it sends less)."""
+    folder = tmp_path / ".metis"
+    folder.mkdir()
+    (folder / "config.yaml").write_text(
+        'compaction_model: "anthropic:qwen"\nsummarizer:\n  no_key: true\n'
+        "  price: {input_per_mtok: 0, output_per_mtok: 0}\n"
+    )
+    resolved = resolve_config(tmp_path)
+    assert resolved.summarizer.no_key is True and resolved.trust.state != "untrusted"
+    monkeypatch.setenv("METIS_SUMMARIZER_NO_KEY", "false")
+    assert resolve_config(tmp_path).summarizer.no_key is False
