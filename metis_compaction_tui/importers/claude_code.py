@@ -200,25 +200,69 @@ def _lenient(raw: bytes) -> _Record:
     return msgspec.convert(value, _FirstRecord)
 
 
-class _Node(msgspec.Struct, gc=False):
-    """One record of the tree; untracked by the GC (it holds strings and a record, no cycles):
-    a 100 MB log has 130,000 of them."""
+# _Node.flags
+_SUMMARY = 1  # isCompactSummary: the agent's own summary
+_CALL = 2  # an assistant record holding a tool_use block
+_RESULT = 4  # a user record holding a tool_result block
+_ON_CHAIN = 8  # on the imported chain
 
-    record: _Record
+
+class _Light(msgspec.Struct, gc=False):
+    """What a message record gives the history in a light read (`ClaudeCodeImporter(light=
+    True)`): its blocks without their text, and each block's size in characters, so the
+    message's token estimate is made without keeping the text (engine.tokens)."""
+
+    blocks: tuple[ContentBlock, ...]
+    sizes: tuple[int, ...]
+    usage: _Usage | None
+    thinking: int  # thinking blocks passed over (counted as skipped where the record is kept)
+
+
+# A light read's text block: its text is not kept (its size is), so all are this one.
+_SHELL_TEXT = TextContentBlock("")
+_SHELL_TEXTS = (_SHELL_TEXT,)
+_NO_INPUT: dict[str, object] = {}  # a light read's tool call keeps no input: shared, never written
+
+
+class _Node(msgspec.Struct, gc=False):
+    """One record of the tree: only what the chain is worked out from, and `body` for the
+    history (the decoded record; in a light read a `_Light`, or the record of a compaction
+    boundary). Untracked by the GC (no cycles): a 100 MB log has 130,000 of them."""
+
+    kind: str
+    uuid: str  # the key it is filed under: a child's `written` is this same string
     line: int
     parent: str | None  # as written (or the logical parent across a boundary)
     prev: str | None  # the node before it in the file: where a dangling parent goes on from
-
-    def _has_block(self, kind: str) -> bool:
-        message = self.record.message
-        content = message.content if message is not None else None
-        return isinstance(content, list) and any(block.type == kind for block in content)
+    written: str | None  # parentUuid as written
+    message_id: str | None  # an assistant record's API message id
+    flags: int
+    body: Any
 
     def is_tool_call(self) -> bool:
-        return self.record.type == "assistant" and self._has_block("tool_use")
+        return bool(self.flags & _CALL)
 
     def is_tool_result(self) -> bool:
-        return self.record.type == "user" and self._has_block("tool_result")
+        return bool(self.flags & _RESULT)
+
+
+def _kin(table: dict[str, Any], key: str | None) -> tuple[str, ...] | list[str]:
+    """The uuids filed under `key` in a table that holds one uuid as itself and several as a
+    list (most parents have one child, most responses one record: no list for each)."""
+    found = table.get(key) if key is not None else None  # type: ignore[arg-type]
+    if found is None:
+        return ()
+    return (found,) if type(found) is str else found
+
+
+def _file_under(table: dict[str, Any], key: str, uuid: str) -> None:
+    found = table.get(key)
+    if found is None:
+        table[key] = uuid
+    elif type(found) is str:
+        table[key] = [found, uuid]
+    else:
+        found.append(uuid)
 
 
 def _result_text(content: object) -> str:
@@ -240,15 +284,21 @@ def _result_text(content: object) -> str:
 class ClaudeCodeImporter(LogImporter):
     format = "claude-code"
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, light: bool = False) -> None:
+        """`light`: keep no message text, only each block's size (the history's messages are
+        shells with their token estimates beside them: HistoryBuilder(light=True)); what the
+        status line reads, which needs the figures and not the words."""
         super().__init__(path)  # `skipped` counts per file line, whatever the branch
+        self.light = light
+        if light:
+            self.builder = HistoryBuilder(light=True)
         self.nodes: dict[str, _Node] = {}
-        self.children: dict[str, list[str]] = {}  # by parentUuid as written
+        # by parentUuid as written: one child as itself, several as a list (_kin)
+        self.children: dict[str, str | list[str]] = {}
         self._linked = False  # has any record named a parent? (old logs link nothing)
         self._previous: str | None = None  # the last node in file order
         self._message_records = 0
         self._chain: list[str] = []
-        self._chain_pos: dict[str, int] = {}
         self._chain_messages = 0
         self._leaf: str | None = None
         # Preserved segments: head -> anchor it hangs below, boundary -> head, anchor -> tail.
@@ -257,7 +307,8 @@ class ClaudeCodeImporter(LogImporter):
         self._anchor_tail: dict[str, str] = {}
         self._anchor_head: dict[str, str] = {}  # anchor -> the head that hangs below it
         self._preserved: set[str] = set()  # kept records: their usage is from before compacting
-        self._responses: dict[str, list[str]] = {}  # API message id -> its assistant records
+        # API message id -> its assistant records, one as itself (_kin)
+        self._responses: dict[str, str | list[str]] = {}
         self._microcompacts: set[str] = set()
         self.custom_title: str | None = None
         self.ai_title: str | None = None
@@ -319,34 +370,54 @@ class ClaudeCodeImporter(LogImporter):
             if kind not in MESSAGE_TYPES:
                 return None
             uuid = f"line-{line_number}"
-        if uuid in self.nodes:
+        nodes = self.nodes
+        if uuid in nodes:
             self.warnings.append(f"line {line_number}: uuid {uuid!r} repeated; kept the first")
             return None
-        parent = record.parent_uuid or record.logical_parent_uuid
-        if record.parent_uuid:
+        written = record.parent_uuid
+        if written:
             self._linked = True
-            kin = self.children.get(record.parent_uuid)
-            if kin is None:
-                self.children[record.parent_uuid] = [uuid]
-            else:
-                kin.append(uuid)
-        elif parent is None and not self._linked:
+            known = nodes.get(written)
+            if known is not None:
+                written = known.uuid  # one string for the parent's name, not one a child
+            _file_under(self.children, written, uuid)
+        else:
+            written = None
+        parent = written or record.logical_parent_uuid
+        if parent is None and not self._linked:
             parent = self._previous  # no links anywhere so far: file order is the only order
-        self.nodes[uuid] = _Node(record, line_number, parent, self._previous)
+        message = record.message
+        message_id = None
+        flags = _SUMMARY if record.is_compact_summary else 0
+        body: Any = record
+        if kind in MESSAGE_TYPES:
+            content = message.content if message is not None else None
+            if type(content) is list:
+                want = "tool_use" if kind == "assistant" else "tool_result"
+                for block in content:
+                    if block.type == want:
+                        flags |= _CALL if kind == "assistant" else _RESULT
+                        break
+            if kind == "assistant" and message is not None and message.id:
+                message_id = message.id
+                _file_under(self._responses, message_id, uuid)  # one response, several records
+            if self.light:
+                body = self._light(kind, message)
+        elif self.light and not (
+            kind == "system" and record.subtype in ("compact_boundary", "microcompact_boundary")
+        ):
+            body = None
+        nodes[uuid] = _Node(
+            kind, uuid, line_number, parent, self._previous, written, message_id, flags, body
+        )
         self._previous = uuid
-        if kind == "assistant" and record.message is not None and record.message.id:
-            group = self._responses.get(record.message.id)
-            if group is None:
-                self._responses[record.message.id] = [uuid]
-            else:
-                group.append(uuid)  # one response written as several records
         if kind == "system":
             if record.subtype == "compact_boundary":
                 self._preserved_segment(uuid, record)
             elif record.subtype == "microcompact_boundary":
                 self._microcompacts.add(uuid)
-        if record.is_compact_summary and record.parent_uuid in self.nodes:
-            self._summary_of.setdefault(record.parent_uuid, uuid)
+        if flags & _SUMMARY and written in nodes:
+            self._summary_of.setdefault(written, uuid)  # type: ignore[arg-type]
             self._relinked = True  # a segment anchored on the boundary now hangs below this
         if kind in MESSAGE_TYPES:
             self._message_records += 1
@@ -370,7 +441,7 @@ class ClaudeCodeImporter(LogImporter):
                 if node is None or current in kept:
                     return  # broken: the tail does not lead back to the head
                 kept.append(current)
-                current = node.record.parent_uuid
+                current = node.written
             if current is None:
                 return
             self._preserved.update(kept)
@@ -391,7 +462,7 @@ class ClaudeCodeImporter(LogImporter):
         for node in reversed(nodes.values()):
             if node.line < line:
                 break
-            parent = node.record.parent_uuid
+            parent = node.written
             if parent and (parent not in nodes or nodes[parent].line < line):
                 found.add(parent)
         return found
@@ -401,7 +472,7 @@ class ClaudeCodeImporter(LogImporter):
     def _parent_of(self, uuid: str) -> str | None:
         """Where the chain goes on from `uuid`, towards the start of the session."""
         node = self.nodes[uuid]
-        written = node.record.parent_uuid
+        written = node.written
         if written in self._anchor_tail and self._anchor_head.get(written) != uuid:
             tail = self._anchor_tail[written]
             if tail in self.nodes and tail != uuid:
@@ -431,7 +502,7 @@ class ClaudeCodeImporter(LogImporter):
         """A summary whose preserved segment was written before it: the segment's tail is the
         newest record of the conversation."""
         node = self.nodes[leaf]
-        if node.record.is_compact_summary:
+        if node.flags & _SUMMARY:
             for anchor in (leaf, node.parent):
                 tail = self._anchor_tail.get(anchor) if anchor is not None else None
                 if tail is not None and tail in self.nodes and self.nodes[tail].line < node.line:
@@ -444,7 +515,7 @@ class ClaudeCodeImporter(LogImporter):
         nodes, children = self.nodes, self.children
         relinked = self._relink.keys() | self._boundary_head.keys()
         for anchor in self._anchor_tail:
-            relinked |= set(children.get(anchor, ()))
+            relinked |= set(_kin(children, anchor))
         current: str | None = leaf
         while current is not None and current not in seen:
             node = nodes.get(current)
@@ -466,18 +537,18 @@ class ClaudeCodeImporter(LogImporter):
         either has no id, that like it carry a tool call. Two responses with different ids
         under one parent are a regenerated answer, not parallel calls."""
         node = self.nodes[uuid]
-        parent = node.record.parent_uuid
-        if node.record.type != "assistant" or parent is None:
+        parent = node.written
+        if node.kind != "assistant" or parent is None:
             return []
         found = []
-        message_id = node.record.message.id if node.record.message is not None else None
-        for other_uuid in self.children.get(parent, ()):
+        message_id = node.message_id
+        for other_uuid in _kin(self.children, parent):
             if other_uuid == uuid or other_uuid in on_path:
                 continue
             other = self.nodes[other_uuid]
-            if other.record.type != "assistant":
+            if other.kind != "assistant":
                 continue  # a user record beside it is a rewind, not a parallel call
-            other_id = other.record.message.id if other.record.message is not None else None
+            other_id = other.message_id
             if message_id is not None and other_id is not None:
                 if other_id == message_id:
                     found.append(other_uuid)
@@ -492,11 +563,11 @@ class ClaudeCodeImporter(LogImporter):
         for _ in range(_NON_MESSAGE_DEPTH):
             next_frontier = []
             for parent in frontier:
-                for child_uuid in self.children.get(parent, ()):
+                for child_uuid in _kin(self.children, parent):
                     child = self.nodes[child_uuid]
                     if child.is_tool_result():
                         found.append(child_uuid)
-                    elif child.record.type not in MESSAGE_TYPES:
+                    elif child.kind not in MESSAGE_TYPES:
                         next_frontier.append(child_uuid)
             if not next_frontier:
                 break
@@ -513,8 +584,8 @@ class ClaudeCodeImporter(LogImporter):
         for uuid in path:
             if uuid in placed:
                 continue
-            kin = children.get(nodes[uuid].record.parent_uuid)  # type: ignore[arg-type]
-            if kin is None or len(kin) < 2:  # an only child has no siblings: most records
+            kin = children.get(nodes[uuid].written)  # type: ignore[arg-type]
+            if kin is None or type(kin) is str:  # an only child has no siblings: most records
                 placed.add(uuid)
                 active.append(uuid)
                 continue
@@ -544,15 +615,13 @@ class ClaudeCodeImporter(LogImporter):
         nodes, responses, children = self.nodes, self._responses, self.children
         last_of: dict[str, str] = {}  # message id -> its last record on the chain
         for uuid in active:
-            record = nodes[uuid].record
-            if record.type == "assistant" and record.message is not None:
-                message_id = record.message.id
-                if message_id and len(responses.get(message_id, ())) > 1:
-                    last_of[message_id] = uuid
+            message_id = nodes[uuid].message_id
+            if message_id is not None and type(responses[message_id]) is list:
+                last_of[message_id] = uuid
         inserts: dict[str, list[str]] = {}
         for message_id, anchor in last_of.items():
-            members = responses[message_id]
-            if all(m in placed and all(c in placed for c in children.get(m, ())) for m in members):
+            members = _kin(responses, message_id)
+            if all(m in placed and all(c in placed for c in _kin(children, m)) for m in members):
                 continue  # the chain runs through all of it: most responses
             lost = [m for m in members if m not in placed]
             results = [r for m in members for r in self._results_below(m) if r not in placed]
@@ -579,8 +648,10 @@ class ClaudeCodeImporter(LogImporter):
         path: list[str] = []
         seen: set[str] = set()
         current: str | None = leaf
-        while current is not None and current not in self._chain_pos and current not in seen:
-            if current not in self.nodes:
+        nodes = self.nodes
+        while current is not None and current not in seen:
+            node = nodes.get(current)
+            if node is None or node.flags & _ON_CHAIN:
                 break
             seen.add(current)
             path.append(current)
@@ -590,10 +661,7 @@ class ClaudeCodeImporter(LogImporter):
         simple = (
             not relinked
             and current == chain_end
-            and all(
-                len(self.children.get(self.nodes[u].record.parent_uuid or "", ())) <= 1
-                for u in path
-            )
+            and all(type(self.children.get(self.nodes[u].written or "", "")) is str for u in path)
         )
         if simple:  # the common case, O(new records): a plain append to the chain
             self._append(reversed(path))
@@ -605,72 +673,137 @@ class ClaudeCodeImporter(LogImporter):
         self._rebuild(want)  # joins the chain further back (a rewind), or not at all
 
     def _rebuild(self, want: list[str]) -> None:
-        self.builder = HistoryBuilder()
+        self.builder = HistoryBuilder(light=self.light)
         self.generation += 1
-        self._chain, self._chain_pos, self._chain_messages = [], {}, 0
+        nodes = self.nodes
+        for uuid in self._chain:
+            nodes[uuid].flags &= ~_ON_CHAIN
+        self._chain, self._chain_messages = [], 0
         self._append(want)
 
     def _append(self, uuids: Iterable[str]) -> None:
         """Extend the imported chain with these records, in order."""
-        chain, chain_pos, nodes, apply = self._chain, self._chain_pos, self.nodes, self._apply
+        chain, nodes = self._chain, self.nodes
+        apply = self._apply_light if self.light else self._apply
         for uuid in uuids:
-            chain_pos[uuid] = len(chain)
             chain.append(uuid)
             node = nodes[uuid]
-            record = node.record
-            kind = record.type
+            node.flags |= _ON_CHAIN
+            kind = node.kind
             if kind == "user" or kind == "assistant":
                 self._chain_messages += 1
-                apply(uuid, record)
-            elif kind == "system" and record.subtype == "compact_boundary":
-                meta = record.compact_metadata or _CompactMetadata()
-                self.builder.begin_compaction(
-                    meta.trigger, meta.pre_tokens, node.line, meta.post_tokens, meta.duration_ms
-                )
-            elif kind == "system" and record.subtype == "microcompact_boundary":
-                micro = record.microcompact_metadata or _MicrocompactMetadata()
-                builder = self.builder
-                builder.reductions.append(
-                    ContextReduction(
-                        len(builder) - 1,
-                        node.line,
-                        len(builder.usage),
-                        micro.trigger,
-                        micro.pre_tokens,
-                        micro.tokens_saved,
+                apply(uuid, node)
+            elif kind == "system" and node.body is not None:
+                record = node.body
+                if record.subtype == "compact_boundary":
+                    meta = record.compact_metadata or _CompactMetadata()
+                    self.builder.begin_compaction(
+                        meta.trigger, meta.pre_tokens, node.line, meta.post_tokens, meta.duration_ms
                     )
-                )
+                elif record.subtype == "microcompact_boundary":
+                    micro = record.microcompact_metadata or _MicrocompactMetadata()
+                    builder = self.builder
+                    builder.reductions.append(
+                        ContextReduction(
+                            len(builder) - 1,
+                            node.line,
+                            len(builder.usage),
+                            micro.trigger,
+                            micro.pre_tokens,
+                            micro.tokens_saved,
+                        )
+                    )
 
-    def _apply(self, uuid: str, record: _Record) -> None:
+    def _apply(self, uuid: str, node: _Node) -> None:
         builder = self.builder
+        record: _Record = node.body
         message = record.message
-        role = _USER if record.type == "user" else _ASSISTANT
+        role = _USER if node.kind == "user" else _ASSISTANT
         # Read only where it is kept: a record of the newest message's role merges into it.
         ts = timestamp_ms(record.timestamp) if builder.last_role() is not role else None
-        synthetic = bool(record.is_compact_summary)
+        synthetic = bool(node.flags & _SUMMARY)
         index: int | None = None
         if message is not None:
             add = builder.add
             for block in self._blocks(role, message.content):
                 index = add(role, block, uuid, ts, synthetic)
-        if (
-            message is not None
-            and message.usage is not None
-            and role is _ASSISTANT
-            and uuid not in self._preserved  # its usage is from before the compaction
-        ):
-            usage = message.usage
-            if index is None:
-                index = len(builder) - 1 if builder.last_role() is _ASSISTANT else -1
-            # A negative count is not a count: 0, like a missing one.
-            recorded = RecordedUsage(
-                index,
-                n if (n := usage.input_tokens) and n > 0 else 0,
-                n if (n := usage.output_tokens) and n > 0 else 0,
-                n if (n := usage.cache_read_input_tokens) and n > 0 else 0,
-                n if (n := usage.cache_creation_input_tokens) and n > 0 else 0,
-            )
-            builder.record_usage(message.id or uuid, recorded)
+            self._usage(uuid, node, message.usage, index)
+
+    def _apply_light(self, uuid: str, node: _Node) -> None:
+        """`_apply` in a light read: the blocks are shells, their sizes given beside them."""
+        light: _Light | None = node.body
+        if light is None:
+            return
+        builder = self.builder
+        role = _USER if node.kind == "user" else _ASSISTANT
+        synthetic = bool(node.flags & _SUMMARY)
+        index: int | None = None
+        add = builder.add
+        for block, size in zip(light.blocks, light.sizes, strict=True):
+            index = add(role, block, uuid, None, synthetic, size)
+        if light.thinking:
+            builder.skipped["thinking"] += light.thinking
+        self._usage(uuid, node, light.usage, index)
+
+    def _usage(self, uuid: str, node: _Node, usage: _Usage | None, index: int | None) -> None:
+        """The usage an assistant record reports, on the message its blocks landed in."""
+        if usage is None or node.kind != "assistant" or uuid in self._preserved:
+            return  # a kept record's usage is from before the compaction
+        builder = self.builder
+        if index is None:
+            index = len(builder) - 1 if builder.last_role() is _ASSISTANT else -1
+        # A negative count is not a count: 0, like a missing one.
+        recorded = RecordedUsage(
+            index,
+            n if (n := usage.input_tokens) and n > 0 else 0,
+            n if (n := usage.output_tokens) and n > 0 else 0,
+            n if (n := usage.cache_read_input_tokens) and n > 0 else 0,
+            n if (n := usage.cache_creation_input_tokens) and n > 0 else 0,
+        )
+        builder.record_usage(node.message_id or uuid, recorded)
+
+    def _light(self, kind: str, message: _ApiMessage | None) -> _Light | None:
+        """A message record's blocks as shells and their sizes in characters: what `_blocks`
+        makes of it, measured as Message.text() joins it, without keeping any text."""
+        if message is None:
+            return None
+        content = message.content
+        if isinstance(content, str):
+            if not content:
+                return _Light((), (), message.usage, 0)
+            return _Light(_SHELL_TEXTS, (len(content),), message.usage, 0)
+        blocks: list[ContentBlock] = []
+        sizes: list[int] = []
+        thinking = 0
+        for item in content or ():
+            block_kind = item.type
+            if block_kind == "text":
+                text = item.text
+                if isinstance(text, str) and text:
+                    blocks.append(_SHELL_TEXT)
+                    sizes.append(len(text))
+            elif block_kind in ("thinking", "redacted_thinking"):
+                thinking += 1
+            elif block_kind == "tool_use" and kind == "assistant":
+                raw_input = item.input
+                tool_input = raw_input if isinstance(raw_input, dict) else {"value": raw_input}
+                name = str(item.name)
+                blocks.append(ToolUseContentBlock(str(item.id), "", _NO_INPUT))
+                # Message.text() gives a call as its name and its input's JSON, on two lines
+                sizes.append(len(name) + 1 + len(msgspec.json.encode(tool_input).decode()))
+            elif block_kind == "tool_result" and kind == "user":
+                blocks.append(
+                    ToolResultContentBlock(str(item.tool_use_id), "", item.is_error is True)
+                )
+                sizes.append(len(_result_text(item.content)))
+            elif block_kind == "server_tool_use":
+                encoded = msgspec.json.encode(item.input).decode()
+                blocks.append(_SHELL_TEXT)
+                sizes.append(len(f"[{item.name}] {encoded}"))
+            else:
+                blocks.append(_SHELL_TEXT)
+                sizes.append(len(f"[{block_kind}]"))
+        return _Light(tuple(blocks), tuple(sizes), message.usage, thinking)
 
     def _blocks(self, role: Role, content: str | list[_Block] | None) -> list[ContentBlock]:
         if isinstance(content, str):

@@ -75,6 +75,9 @@ class TailUpdate(msgspec.Struct, frozen=True):
     rewrite_from: int = 0
     usage_from: int = 0
     compactions_from: int = 0
+    # A light tail's token estimate of each of `messages`, which are shells without text
+    # (TranscriptTail(light=True)); None otherwise.
+    tokens: list[int] | None = None
 
     @property
     def changed(self) -> bool:
@@ -309,8 +312,12 @@ def probe_head(path: str | os.PathLike[str]) -> str | None:
 
 
 class TranscriptTail:
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, light: bool = False) -> None:
+        """`light`: a Claude Code log is read keeping no message text (messages are shells,
+        each update carries their token estimates): what the status line needs. A Codex
+        rollout is read in full either way (its updates carry no estimates)."""
         self.path = os.fspath(path)
+        self.light = light
         self._restart()
 
     def _restart(self) -> None:
@@ -337,18 +344,23 @@ class TranscriptTail:
 
     @classmethod
     def resume(
-        cls, path: str | os.PathLike[str], offset: int, line_count: int, fmt: TranscriptFormat
+        cls,
+        path: str | os.PathLike[str],
+        offset: int,
+        line_count: int,
+        fmt: TranscriptFormat,
+        *,
+        light: bool = False,
     ) -> TranscriptTail:
         """A tail that starts reading at byte `offset` (the start of line `line_count + 1`) with
         a fresh importer of `fmt`, for a caller that keeps what came before itself (the status
         line). The importer knows nothing earlier: a record whose parent lies before `offset`
         starts the chain, and a rewind to before it reads as an append. The caller checks that
         the file is still the one it read (same inode, same first bytes)."""
-        tail = cls(path)
+        tail = cls(path, light=light)
         tail._offset = tail._read_pos = offset
         tail._line_count = tail._rejected_up_to = line_count
-        importer_type = codex.CodexImporter if fmt == "codex" else claude_code.ClaudeCodeImporter
-        tail._importer = importer_type(tail.path)
+        tail._importer = tail._new_importer(fmt)
         try:
             with open(tail.path, "rb") as f:
                 tail._head = f.read(_HEAD_BYTES)
@@ -357,6 +369,11 @@ class TranscriptTail:
         except OSError:
             pass  # the first poll reports a missing file
         return tail
+
+    def _new_importer(self, fmt: TranscriptFormat) -> _Importer:
+        if fmt == "codex":
+            return codex.CodexImporter(self.path)
+        return claude_code.ClaudeCodeImporter(self.path, light=self.light)
 
     def first_line_of(self, message: Message) -> int | None:
         """The file line where `message` (one of this tail's) began, when the importer can say:
@@ -493,10 +510,7 @@ class TranscriptTail:
                         return self._update(reset)  # wait for a decisive line
                 if fmt is None:
                     fmt = _fallback_format(self.path, lines)
-                importer_type = (
-                    codex.CodexImporter if fmt == "codex" else claude_code.ClaudeCodeImporter
-                )
-                self._importer = importer_type(self.path)
+                self._importer = self._new_importer(fmt)
                 for pending in self._pending:
                     self._importer.reject(*pending)
                 self._pending.clear()
@@ -610,6 +624,7 @@ class TranscriptTail:
             rewrite_from,
             usage_from,
             compactions_from,
+            builder.message_tokens()[rewrite_from:] if builder.light else None,
         )
         self._sent = (len(messages), len(builder.compactions), len(builder.usage))
         self._generation = importer.generation
