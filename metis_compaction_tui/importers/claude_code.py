@@ -83,6 +83,8 @@ KNOWN_TYPES = RECORD_TYPES | {
     "marble-origami-commit",
     "marble-origami-snapshot",
 }
+# One string for each known kind: a node keeps its kind, and a decoded one is a new string.
+_KINDS = {kind: kind for kind in KNOWN_TYPES}
 _NON_MESSAGE_DEPTH = 4  # progress/system records between a tool call and its result
 
 
@@ -205,17 +207,7 @@ _SUMMARY = 1  # isCompactSummary: the agent's own summary
 _CALL = 2  # an assistant record holding a tool_use block
 _RESULT = 4  # a user record holding a tool_result block
 _ON_CHAIN = 8  # on the imported chain
-
-
-class _Light(msgspec.Struct, gc=False):
-    """What a message record gives the history in a light read (`ClaudeCodeImporter(light=
-    True)`): its blocks without their text, and each block's size in characters, so the
-    message's token estimate is made without keeping the text (engine.tokens)."""
-
-    blocks: tuple[ContentBlock, ...]
-    sizes: tuple[int, ...]
-    usage: _Usage | None
-    thinking: int  # thinking blocks passed over (counted as skipped where the record is kept)
+_THINKING = 16  # thinking blocks passed over in a light read, counted from this bit up
 
 
 # A light read's text block: its text is not kept (its size is), so all are this one.
@@ -226,8 +218,11 @@ _NO_INPUT: dict[str, object] = {}  # a light read's tool call keeps no input: sh
 
 class _Node(msgspec.Struct, gc=False):
     """One record of the tree: only what the chain is worked out from, and `body` for the
-    history (the decoded record; in a light read a `_Light`, or the record of a compaction
-    boundary). Untracked by the GC (no cycles): a 100 MB log has 130,000 of them."""
+    history: the decoded record, or in a light read (`ClaudeCodeImporter(light=True)`) a
+    message's blocks as shells without text, each block's size in characters in `sizes` (so
+    the message's token estimate is made without the text, engine.tokens) and the response's
+    `usage` (a compaction boundary keeps its record). Untracked by the GC (no cycles): a
+    100 MB log has 130,000 of them."""
 
     kind: str
     uuid: str  # the key it is filed under: a child's `written` is this same string
@@ -238,6 +233,10 @@ class _Node(msgspec.Struct, gc=False):
     message_id: str | None  # an assistant record's API message id
     flags: int
     body: Any
+    sizes: int | tuple[int, ...] = 0  # light: one block's size, or one a block
+    usage: _Usage | None = None  # light: the usage an assistant record reports
+    # Records naming this one their parent: one as itself, several as a list (_kids).
+    child: str | list[str] | None = None
 
     def is_tool_call(self) -> bool:
         return bool(self.flags & _CALL)
@@ -293,8 +292,8 @@ class ClaudeCodeImporter(LogImporter):
         if light:
             self.builder = HistoryBuilder(light=True)
         self.nodes: dict[str, _Node] = {}
-        # by parentUuid as written: one child as itself, several as a list (_kin)
-        self.children: dict[str, str | list[str]] = {}
+        # Children of a parent not read (yet): filed on the parent's node once it is read.
+        self._orphans: dict[str, str | list[str]] = {}
         self._linked = False  # has any record named a parent? (old logs link nothing)
         self._previous: str | None = None  # the last node in file order
         self._message_records = 0
@@ -349,7 +348,7 @@ class ClaudeCodeImporter(LogImporter):
         if record.is_sidechain:
             self.skipped["sidechain"] += 1  # sub-agent turns, not the main conversation
             return None
-        kind = record.type
+        kind = _KINDS.get(record.type, record.type)
         if kind not in MESSAGE_TYPES:
             if kind == "system":
                 if record.subtype != "compact_boundary":
@@ -378,9 +377,17 @@ class ClaudeCodeImporter(LogImporter):
         if written:
             self._linked = True
             known = nodes.get(written)
-            if known is not None:
+            if known is None:
+                _file_under(self._orphans, written, uuid)
+            else:
                 written = known.uuid  # one string for the parent's name, not one a child
-            _file_under(self.children, written, uuid)
+                found = known.child
+                if found is None:
+                    known.child = uuid
+                elif type(found) is str:
+                    known.child = [found, uuid]
+                else:
+                    found.append(uuid)
         else:
             written = None
         parent = written or record.logical_parent_uuid
@@ -400,16 +407,28 @@ class ClaudeCodeImporter(LogImporter):
                         break
             if kind == "assistant" and message is not None and message.id:
                 message_id = message.id
-                _file_under(self._responses, message_id, uuid)  # one response, several records
+                group = self._responses.get(message_id)
+                if group is None:
+                    self._responses[message_id] = uuid
+                else:  # one response written as several records: one string for its id
+                    first = group if type(group) is str else group[0]
+                    message_id = nodes[first].message_id
+                    _file_under(self._responses, message_id, uuid)  # type: ignore[arg-type]
             if self.light:
-                body = self._light(kind, message)
+                body, sizes, thinking = self._light(kind, message)
+                flags |= thinking * _THINKING
         elif self.light and not (
             kind == "system" and record.subtype in ("compact_boundary", "microcompact_boundary")
         ):
             body = None
-        nodes[uuid] = _Node(
+        node = _Node(
             kind, uuid, line_number, parent, self._previous, written, message_id, flags, body
         )
+        if self.light and message is not None and body is not None:
+            node.sizes, node.usage = sizes, message.usage
+        if self._orphans:
+            node.child = self._orphans.pop(uuid, None)
+        nodes[uuid] = node
         self._previous = uuid
         if kind == "system":
             if record.subtype == "compact_boundary":
@@ -493,6 +512,16 @@ class ClaudeCodeImporter(LogImporter):
                 return self._resolve(head, head.parent)
         return self._resolve(node, node.parent)
 
+    def _kids(self, uuid: str | None) -> tuple[str, ...] | list[str]:
+        """The records that name `uuid` their parent, in file order."""
+        if uuid is None:
+            return ()
+        node = self.nodes.get(uuid)
+        found = node.child if node is not None else self._orphans.get(uuid)
+        if found is None:
+            return ()
+        return (found,) if type(found) is str else found
+
     def _resolve(self, node: _Node, parent: str | None) -> str | None:
         if parent is None or parent in self.nodes:
             return parent
@@ -512,10 +541,10 @@ class ClaudeCodeImporter(LogImporter):
     def _walk(self, leaf: str) -> list[str]:
         path: list[str] = []
         seen: set[str] = set()
-        nodes, children = self.nodes, self.children
+        nodes = self.nodes
         relinked = self._relink.keys() | self._boundary_head.keys()
         for anchor in self._anchor_tail:
-            relinked |= set(_kin(children, anchor))
+            relinked |= set(self._kids(anchor))
         current: str | None = leaf
         while current is not None and current not in seen:
             node = nodes.get(current)
@@ -542,7 +571,7 @@ class ClaudeCodeImporter(LogImporter):
             return []
         found = []
         message_id = node.message_id
-        for other_uuid in _kin(self.children, parent):
+        for other_uuid in self._kids(parent):
             if other_uuid == uuid or other_uuid in on_path:
                 continue
             other = self.nodes[other_uuid]
@@ -563,7 +592,7 @@ class ClaudeCodeImporter(LogImporter):
         for _ in range(_NON_MESSAGE_DEPTH):
             next_frontier = []
             for parent in frontier:
-                for child_uuid in _kin(self.children, parent):
+                for child_uuid in self._kids(parent):
                     child = self.nodes[child_uuid]
                     if child.is_tool_result():
                         found.append(child_uuid)
@@ -580,11 +609,13 @@ class ClaudeCodeImporter(LogImporter):
         on_path = set(path)
         placed: set[str] = set()
         active: list[str] = []
-        nodes, children = self.nodes, self.children
+        nodes, orphans = self.nodes, self._orphans
         for uuid in path:
             if uuid in placed:
                 continue
-            kin = children.get(nodes[uuid].written)  # type: ignore[arg-type]
+            written = nodes[uuid].written
+            above = nodes.get(written) if written is not None else None
+            kin = above.child if above is not None else orphans.get(written)  # type: ignore[arg-type]
             if kin is None or type(kin) is str:  # an only child has no siblings: most records
                 placed.add(uuid)
                 active.append(uuid)
@@ -612,7 +643,7 @@ class ClaudeCodeImporter(LogImporter):
         records (parallel tool calls written one below another, or beside each other) and the
         tool results written below any of them. Only responses written as several records are
         looked at, so a long session costs one dictionary lookup a record."""
-        nodes, responses, children = self.nodes, self._responses, self.children
+        nodes, responses = self.nodes, self._responses
         last_of: dict[str, str] = {}  # message id -> its last record on the chain
         for uuid in active:
             message_id = nodes[uuid].message_id
@@ -621,7 +652,7 @@ class ClaudeCodeImporter(LogImporter):
         inserts: dict[str, list[str]] = {}
         for message_id, anchor in last_of.items():
             members = _kin(responses, message_id)
-            if all(m in placed and all(c in placed for c in _kin(children, m)) for m in members):
+            if all(m in placed and all(c in placed for c in self._kids(m)) for m in members):
                 continue  # the chain runs through all of it: most responses
             lost = [m for m in members if m not in placed]
             results = [r for m in members for r in self._results_below(m) if r not in placed]
@@ -661,7 +692,7 @@ class ClaudeCodeImporter(LogImporter):
         simple = (
             not relinked
             and current == chain_end
-            and all(type(self.children.get(self.nodes[u].written or "", "")) is str for u in path)
+            and all(len(self._kids(self.nodes[u].written)) <= 1 for u in path)
         )
         if simple:  # the common case, O(new records): a plain append to the chain
             self._append(reversed(path))
@@ -731,19 +762,23 @@ class ClaudeCodeImporter(LogImporter):
 
     def _apply_light(self, uuid: str, node: _Node) -> None:
         """`_apply` in a light read: the blocks are shells, their sizes given beside them."""
-        light: _Light | None = node.body
-        if light is None:
+        blocks: tuple[ContentBlock, ...] | None = node.body
+        if blocks is None:
             return
         builder = self.builder
         role = _USER if node.kind == "user" else _ASSISTANT
         synthetic = bool(node.flags & _SUMMARY)
         index: int | None = None
         add = builder.add
-        for block, size in zip(light.blocks, light.sizes, strict=True):
-            index = add(role, block, uuid, None, synthetic, size)
-        if light.thinking:
-            builder.skipped["thinking"] += light.thinking
-        self._usage(uuid, node, light.usage, index)
+        sizes = node.sizes
+        if type(sizes) is int:
+            index = add(role, blocks[0], uuid, None, synthetic, sizes)
+        else:
+            for block, size in zip(blocks, sizes, strict=True):  # type: ignore[arg-type]
+                index = add(role, block, uuid, None, synthetic, size)
+        if thinking := node.flags // _THINKING:
+            builder.skipped["thinking"] += thinking
+        self._usage(uuid, node, node.usage, index)
 
     def _usage(self, uuid: str, node: _Node, usage: _Usage | None, index: int | None) -> None:
         """The usage an assistant record reports, on the message its blocks landed in."""
@@ -762,16 +797,17 @@ class ClaudeCodeImporter(LogImporter):
         )
         builder.record_usage(node.message_id or uuid, recorded)
 
-    def _light(self, kind: str, message: _ApiMessage | None) -> _Light | None:
-        """A message record's blocks as shells and their sizes in characters: what `_blocks`
-        makes of it, measured as Message.text() joins it, without keeping any text."""
+    def _light(
+        self, kind: str, message: _ApiMessage | None
+    ) -> tuple[tuple[ContentBlock, ...] | None, int | tuple[int, ...], int]:
+        """A message record's blocks as shells, their sizes in characters (one block's as an
+        int) and its thinking blocks: what `_blocks` makes of it, measured as Message.text()
+        joins it, without keeping any text."""
         if message is None:
-            return None
+            return None, 0, 0
         content = message.content
         if isinstance(content, str):
-            if not content:
-                return _Light((), (), message.usage, 0)
-            return _Light(_SHELL_TEXTS, (len(content),), message.usage, 0)
+            return (_SHELL_TEXTS, len(content), 0) if content else ((), (), 0)
         blocks: list[ContentBlock] = []
         sizes: list[int] = []
         thinking = 0
@@ -803,7 +839,9 @@ class ClaudeCodeImporter(LogImporter):
             else:
                 blocks.append(_SHELL_TEXT)
                 sizes.append(len(f"[{block_kind}]"))
-        return _Light(tuple(blocks), tuple(sizes), message.usage, thinking)
+        if len(sizes) == 1:
+            return _SHELL_TEXTS if blocks[0] is _SHELL_TEXT else tuple(blocks), sizes[0], thinking
+        return tuple(blocks), tuple(sizes), thinking
 
     def _blocks(self, role: Role, content: str | list[_Block] | None) -> list[ContentBlock]:
         if isinstance(content, str):

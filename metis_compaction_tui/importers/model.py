@@ -239,6 +239,10 @@ class _Draft:
         return -(-(self.chars + parts - 1) // CHARS_PER_TOKEN) if parts else 0
 
 
+# Where a light builder's finished draft was (HistoryBuilder._finish): never read again.
+_FINISHED = _Draft("", _USER, (), None)
+
+
 class HistoryBuilder:
     """Appends content blocks and keeps `messages()` a valid history at every step.
 
@@ -296,6 +300,8 @@ class HistoryBuilder:
             if role is _USER and drafts:
                 expected = drafts[-1].tool_ids
             drafts.append(_Draft(msg_id, role, expected, ts))
+            if self.light:
+                self._finish()
         draft = drafts[-1]
         index = len(drafts) - 1
         if index < self._stale_from or index < self.changed_from:
@@ -322,6 +328,18 @@ class HistoryBuilder:
                 self.compactions.append(compaction)
                 self.pending_compaction = None
         return index
+
+    def _finish(self) -> None:
+        """A light builder's messages before the newest are final (only the newest changes):
+        materialized now and their drafts let go, so a first read holds one message each."""
+        drafts, stale = self._drafts, self._stale_from
+        newest = len(drafts) - 1
+        if stale >= newest:
+            return
+        self._cache[stale:] = [d.materialize() for d in drafts[stale:newest]]
+        self._tokens[stale:] = [d.tokens() for d in drafts[stale:newest]]
+        drafts[stale:newest] = [_FINISHED] * (newest - stale)
+        self._stale_from = newest
 
     def _add_result(self, draft: _Draft, block: ToolResultContentBlock, size: int) -> None:
         tool_id = block.tool_use_id
@@ -388,6 +406,8 @@ class HistoryBuilder:
     def truncate(self, mark: tuple[int, int]) -> None:
         """Take the history back to `mark` (an agent's rollback): later messages, the newest
         kept message's later blocks, and the usage and compactions recorded for what went."""
+        if self.light:
+            raise ValueError("a light history is never taken back (only Codex logs roll back)")
         count, blocks = mark
         drafts = self._drafts
         if count and blocks < len(drafts[count - 1].blocks):

@@ -42,7 +42,9 @@ _DETECT_LINES = 20  # undecided after this many records: not a transcript we kno
 _HEAD_BYTES = 64  # compared on every poll to notice a file replaced in place
 _LEGACY_CODEX_HEADER = frozenset({"id", "timestamp"})  # an old rollout's untyped first line
 _FEED_BATCH = 20_000  # lines imported between two progress reports
-_CHUNK_BYTES = 8 << 20  # read at a time: memory stays bounded on a 300 MB file
+# Read at a time: memory stays bounded on a 300 MB file (a chunk and its lines are held at
+# once; 2 MiB of them is a small part of what a light read of 100 MB keeps).
+_CHUNK_BYTES = 2 << 20
 
 
 @contextmanager

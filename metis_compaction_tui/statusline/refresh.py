@@ -26,6 +26,7 @@ from engine.config import CompactionConfig
 from engine.messages import Message, Role
 from engine.policy.plan import plan_turn
 from engine.policy.projection import Projection, ProjectionState
+from engine.policy.strategies import reads_tool_output
 from engine.tokens import estimate_message_tokens
 from metis_compaction_tui.importers import TranscriptError, TranscriptTail
 from metis_compaction_tui.importers.model import RecordedUsage
@@ -91,10 +92,19 @@ def _ours(message: Message) -> Message:
     return msgspec.structs.replace(message, metadata=metadata)
 
 
-def _with_tokens(messages: list[Message]) -> list[tuple[Message, int]]:
+def _with_tokens(messages: list[Message], tokens: list[int]) -> list[tuple[Message, int]]:
     """What the projection is fed: our view of each message and its token estimate."""
-    estimate = estimate_message_tokens
-    return [(_ours(m) if m.metadata.synthetic else m, estimate(m)) for m in messages]
+    return [
+        (_ours(m) if m.metadata.synthetic else m, count)
+        for m, count in zip(messages, tokens, strict=True)
+    ]
+
+
+def _light() -> bool:
+    """Read without message text (TranscriptTail(light=True)) when planning under CONFIG reads
+    only roles, tool_use ids, synthetic flags and token counts: a first read of 100 MB then
+    holds a few bytes a record instead of its text."""
+    return not reads_tool_output(CONFIG.compaction_strategy)
 
 
 def _load_parse(path: str, directory: str, now: FileIdentity) -> ParseState | None:
@@ -268,7 +278,7 @@ def _read(
     path: str, now: FileIdentity, parse: ParseState | None, model: str
 ) -> tuple[dict[str, object], ParseState | None]:
     if parse is None:
-        tail = TranscriptTail(path)
+        tail = TranscriptTail(path, light=_light())
         projection = Projection(CONFIG)
         base, seam_offset, seam_line = 0, 0, 0
         compactions: list[SeenCompaction] = []
@@ -276,7 +286,13 @@ def _read(
         last_usage_index, last_usage_context = -1, 0
         head = now.head
     else:
-        tail = TranscriptTail.resume(path, parse.seam_offset, parse.seam_line, parse.format)  # type: ignore[arg-type]
+        tail = TranscriptTail.resume(
+            path,
+            parse.seam_offset,
+            parse.seam_line,
+            parse.format,  # type: ignore[arg-type]
+            light=_light(),
+        )
         projection = Projection.restore(CONFIG, parse.projection)
         base, seam_offset, seam_line = parse.base, parse.seam_offset, parse.seam_line
         compactions = list(parse.compactions)
@@ -296,6 +312,10 @@ def _read(
         # in JSON) is refused as the app refuses it, not shown as an empty session.
         tail.refuse_undecided()
     messages = update.messages
+    # A light read has the estimates already (a Codex rollout is read in full).
+    tokens = update.tokens
+    if tokens is None:
+        tokens = [estimate_message_tokens(m) for m in messages]
     # The seam: the newest assistant message with a later message after it.
     seam_index = None
     for index in range(len(messages) - 2, -1, -1):
@@ -316,7 +336,7 @@ def _read(
     else:
         seam_index = 0
     done, pending = messages[:seam_index], messages[seam_index:]
-    projection.feed(_with_tokens(done))
+    projection.feed(_with_tokens(done, tokens[:seam_index]))
     usage_done = [u for u in update.recorded_usage if 0 <= u.message_index < seam_index]
     for usage in usage_done:
         cache_read += usage.cache_read_tokens
@@ -356,7 +376,7 @@ def _read(
             seam_parents=_seam_parents(tail, new_seam_line + 1),
         )
     # What the line shows also counts the messages still held back.
-    projection.feed(_with_tokens(pending))
+    projection.feed(_with_tokens(pending, tokens[seam_index:]))
     all_usage = [u for u in update.recorded_usage if u.message_index >= 0]
     for usage in all_usage[len(usage_done) :]:
         cache_read += usage.cache_read_tokens
@@ -406,7 +426,7 @@ def _read(
         # The newest thing is the agent's compaction, with no response measured after it yet.
         "stale_usage": last is not None and last.message_index > last_usage_index,
     }
-    _parked[:] = [tail, update, projection]
+    _parked[:] = [tail, update, projection, tokens]
     return line, saved
 
 
