@@ -18,6 +18,7 @@ import json
 import os
 import sys
 from bisect import bisect_right
+from collections.abc import Iterator
 from decimal import Decimal
 
 import msgspec
@@ -76,9 +77,10 @@ class ParseState(msgspec.Struct):
 
 
 _parse_decoder = msgspec.msgpack.Decoder(ParseState)
-# What the last read built (the importer's records, the messages, the projection), kept until
-# the next read or the process's end: freeing a first read of 100 MB object by object takes a
-# tenth of the read, and the detached refresher ends without it (os._exit, its files written).
+# What the last read built (the messages, the projection), kept until the next read or the
+# process's end: freeing a first read of 100 MB object by object takes a tenth of the read, and
+# the detached refresher ends without it (os._exit, its files written). The importer's index is
+# let go of earlier, so that the projection reuses its memory.
 _parked: list[object] = []
 CONFIG = CompactionConfig(compaction_model="local:extractive")  # the spec's default knobs
 
@@ -92,12 +94,11 @@ def _ours(message: Message) -> Message:
     return msgspec.structs.replace(message, metadata=metadata)
 
 
-def _with_tokens(messages: list[Message], tokens: list[int]) -> list[tuple[Message, int]]:
-    """What the projection is fed: our view of each message and its token estimate."""
-    return [
-        (_ours(m) if m.metadata.synthetic else m, count)
-        for m, count in zip(messages, tokens, strict=True)
-    ]
+def _with_tokens(messages: list[Message], tokens: list[int]) -> Iterator[tuple[Message, int]]:
+    """What the projection is fed: our view of each message and its token estimate (made as
+    it is fed, not held as a list: a first read of 100 MB feeds 110,000)."""
+    for message, count in zip(messages, tokens, strict=True):
+        yield (_ours(message) if message.metadata.synthetic else message), count
 
 
 def _light() -> bool:
@@ -336,6 +337,11 @@ def _read(
     else:
         seam_index = 0
     done, pending = messages[:seam_index], messages[seam_index:]
+    seam_parents = _seam_parents(tail, new_seam_line + 1)
+    size = tail.offset
+    # What the importer indexed (a node a record) is not needed past this point: let go of it
+    # before the projection is built, which then reuses its memory (the first read's peak).
+    tail = None  # type: ignore[assignment]
     projection.feed(_with_tokens(done, tokens[:seam_index]))
     usage_done = [u for u in update.recorded_usage if 0 <= u.message_index < seam_index]
     for usage in usage_done:
@@ -373,7 +379,7 @@ def _read(
             cache_total=cache_total,
             last_usage_index=last_usage_index,
             last_usage_context=last_usage_context,
-            seam_parents=_seam_parents(tail, new_seam_line + 1),
+            seam_parents=seam_parents,
         )
     # What the line shows also counts the messages still held back.
     projection.feed(_with_tokens(pending, tokens[seam_index:]))
@@ -402,7 +408,7 @@ def _read(
     line: dict[str, object] = {
         **_error_line(path, now, ""),
         "error": None,
-        "size": tail.offset,
+        "size": size,
         "seen": now.size,  # the file's size when read (an unfinished last line is not in `size`)
         "head": head,
         "format": fmt or "",
@@ -426,7 +432,7 @@ def _read(
         # The newest thing is the agent's compaction, with no response measured after it yet.
         "stale_usage": last is not None and last.message_index > last_usage_index,
     }
-    _parked[:] = [tail, update, projection, tokens]
+    _parked[:] = [update, projection, tokens]
     return line, saved
 
 
