@@ -336,6 +336,13 @@ class HistoryBuilder:
         newest = len(drafts) - 1
         if stale >= newest:
             return
+        if stale == newest - 1 and len(self._cache) == stale:  # the one before: most calls
+            draft = drafts[stale]
+            self._cache.append(draft.materialize())
+            self._tokens.append(draft.tokens())
+            drafts[stale] = _FINISHED
+            self._stale_from = newest
+            return
         self._cache[stale:] = [d.materialize() for d in drafts[stale:newest]]
         self._tokens[stale:] = [d.tokens() for d in drafts[stale:newest]]
         drafts[stale:newest] = [_FINISHED] * (newest - stale)
