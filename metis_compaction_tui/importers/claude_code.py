@@ -397,14 +397,9 @@ class ClaudeCodeImporter(LogImporter):
         message_id = None
         flags = _SUMMARY if record.is_compact_summary else 0
         body: Any = record
+        sizes: int | tuple[int, ...] = 0
+        usage = None
         if kind in MESSAGE_TYPES:
-            content = message.content if message is not None else None
-            if type(content) is list:
-                want = "tool_use" if kind == "assistant" else "tool_result"
-                for block in content:
-                    if block.type == want:
-                        flags |= _CALL if kind == "assistant" else _RESULT
-                        break
             if kind == "assistant" and message is not None and message.id:
                 message_id = message.id
                 group = self._responses.get(message_id)
@@ -415,17 +410,35 @@ class ClaudeCodeImporter(LogImporter):
                     message_id = nodes[first].message_id
                     _file_under(self._responses, message_id, uuid)  # type: ignore[arg-type]
             if self.light:
-                body, sizes, thinking = self._light(kind, message)
-                flags |= thinking * _THINKING
+                if message is not None:
+                    body, sizes, more = self._light(kind, message.content)
+                    flags |= more
+                    usage = message.usage
+                else:
+                    body = None
+            elif message is not None and type(message.content) is list:
+                want = "tool_use" if kind == "assistant" else "tool_result"
+                for block in message.content:
+                    if block.type == want:
+                        flags |= _CALL if kind == "assistant" else _RESULT
+                        break
         elif self.light and not (
             kind == "system" and record.subtype in ("compact_boundary", "microcompact_boundary")
         ):
             body = None
         node = _Node(
-            kind, uuid, line_number, parent, self._previous, written, message_id, flags, body
+            kind,
+            uuid,
+            line_number,
+            parent,
+            self._previous,
+            written,
+            message_id,
+            flags,
+            body,
+            sizes,
+            usage,
         )
-        if self.light and message is not None and body is not None:
-            node.sizes, node.usage = sizes, message.usage
         if self._orphans:
             node.child = self._orphans.pop(uuid, None)
         nodes[uuid] = node
@@ -798,19 +811,16 @@ class ClaudeCodeImporter(LogImporter):
         builder.record_usage(node.message_id or uuid, recorded)
 
     def _light(
-        self, kind: str, message: _ApiMessage | None
-    ) -> tuple[tuple[ContentBlock, ...] | None, int | tuple[int, ...], int]:
-        """A message record's blocks as shells, their sizes in characters (one block's as an
-        int) and its thinking blocks: what `_blocks` makes of it, measured as Message.text()
-        joins it, without keeping any text."""
-        if message is None:
-            return None, 0, 0
-        content = message.content
-        if isinstance(content, str):
+        self, kind: str, content: str | list[_Block] | None
+    ) -> tuple[tuple[ContentBlock, ...], int | tuple[int, ...], int]:
+        """A message record's blocks as shells and their sizes in characters (one block's as an
+        int), and its flags (_CALL, _RESULT, thinking blocks passed over from _THINKING up):
+        what `_blocks` makes of it, measured as Message.text() joins it, keeping no text."""
+        if type(content) is str:
             return (_SHELL_TEXTS, len(content), 0) if content else ((), (), 0)
         blocks: list[ContentBlock] = []
         sizes: list[int] = []
-        thinking = 0
+        flags = 0
         for item in content or ():
             block_kind = item.type
             if block_kind == "text":
@@ -818,20 +828,22 @@ class ClaudeCodeImporter(LogImporter):
                 if isinstance(text, str) and text:
                     blocks.append(_SHELL_TEXT)
                     sizes.append(len(text))
-            elif block_kind in ("thinking", "redacted_thinking"):
-                thinking += 1
-            elif block_kind == "tool_use" and kind == "assistant":
-                raw_input = item.input
-                tool_input = raw_input if isinstance(raw_input, dict) else {"value": raw_input}
-                name = str(item.name)
-                blocks.append(ToolUseContentBlock(str(item.id), "", _NO_INPUT))
-                # Message.text() gives a call as its name and its input's JSON, on two lines
-                sizes.append(len(name) + 1 + len(msgspec.json.encode(tool_input).decode()))
             elif block_kind == "tool_result" and kind == "user":
+                flags |= _RESULT
                 blocks.append(
                     ToolResultContentBlock(str(item.tool_use_id), "", item.is_error is True)
                 )
                 sizes.append(len(_result_text(item.content)))
+            elif block_kind == "tool_use" and kind == "assistant":
+                flags |= _CALL
+                raw_input = item.input
+                tool_input = raw_input if isinstance(raw_input, dict) else {"value": raw_input}
+                blocks.append(ToolUseContentBlock(str(item.id), "", _NO_INPUT))
+                # Message.text() gives a call as its name and its input's JSON, on two lines
+                encoded = msgspec.json.encode(tool_input).decode()
+                sizes.append(len(str(item.name)) + 1 + len(encoded))
+            elif block_kind in ("thinking", "redacted_thinking"):
+                flags += _THINKING
             elif block_kind == "server_tool_use":
                 encoded = msgspec.json.encode(item.input).decode()
                 blocks.append(_SHELL_TEXT)
@@ -840,8 +852,8 @@ class ClaudeCodeImporter(LogImporter):
                 blocks.append(_SHELL_TEXT)
                 sizes.append(len(f"[{block_kind}]"))
         if len(sizes) == 1:
-            return _SHELL_TEXTS if blocks[0] is _SHELL_TEXT else tuple(blocks), sizes[0], thinking
-        return tuple(blocks), tuple(sizes), thinking
+            return _SHELL_TEXTS if blocks[0] is _SHELL_TEXT else tuple(blocks), sizes[0], flags
+        return tuple(blocks), tuple(sizes), flags
 
     def _blocks(self, role: Role, content: str | list[_Block] | None) -> list[ContentBlock]:
         if isinstance(content, str):
