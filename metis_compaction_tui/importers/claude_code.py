@@ -289,8 +289,8 @@ class ClaudeCodeImporter(LogImporter):
         status line reads, which needs the figures and not the words."""
         super().__init__(path)  # `skipped` counts per file line, whatever the branch
         self.light = light
-        if light:
-            self.builder = HistoryBuilder(light=True)
+        # Claude Code logs never roll back: the builder lets go of finished drafts.
+        self.builder = HistoryBuilder(light=light, rollback=False)
         self.nodes: dict[str, _Node] = {}
         # Children of a parent not read (yet): filed on the parent's node once it is read.
         self._orphans: dict[str, str | list[str]] = {}
@@ -717,7 +717,7 @@ class ClaudeCodeImporter(LogImporter):
         self._rebuild(want)  # joins the chain further back (a rewind), or not at all
 
     def _rebuild(self, want: list[str]) -> None:
-        self.builder = HistoryBuilder(light=self.light)
+        self.builder = HistoryBuilder(light=self.light, rollback=False)
         self.generation += 1
         nodes = self.nodes
         for uuid in self._chain:

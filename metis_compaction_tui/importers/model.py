@@ -239,7 +239,7 @@ class _Draft:
         return -(-(self.chars + parts - 1) // CHARS_PER_TOKEN) if parts else 0
 
 
-# Where a light builder's finished draft was (HistoryBuilder._finish): never read again.
+# Where a finished draft was (HistoryBuilder._finish): never read again.
 _FINISHED = _Draft("", _USER, (), None)
 
 
@@ -251,11 +251,13 @@ class HistoryBuilder:
     `mark_seen()`, so a tail can tell an append from a rewrite.
     """
 
-    def __init__(self, *, light: bool = False) -> None:
+    def __init__(self, *, light: bool = False, rollback: bool = True) -> None:
         # `light`: blocks come as shells (no text) with their sizes given to `add`, and
         # `message_tokens()` has each message's token estimate (a light Claude Code read).
-        # Never truncated: only Codex logs roll back, and they are read in full.
+        # `rollback` False: never truncated (Claude Code logs do not roll back; Codex logs do),
+        # so a finished message's draft is let go of as soon as the next message starts.
         self.light = light
+        self.rollback = rollback
         self._drafts: list[_Draft] = []
         self._cache: list[Message] = []
         self._tokens: list[int] = []  # a light builder's estimates, beside `_cache`
@@ -300,7 +302,7 @@ class HistoryBuilder:
             if role is _USER and drafts:
                 expected = drafts[-1].tool_ids
             drafts.append(_Draft(msg_id, role, expected, ts))
-            if self.light:
+            if not self.rollback:
                 self._finish()
         draft = drafts[-1]
         index = len(drafts) - 1
@@ -330,8 +332,9 @@ class HistoryBuilder:
         return index
 
     def _finish(self) -> None:
-        """A light builder's messages before the newest are final (only the newest changes):
-        materialized now and their drafts let go, so a first read holds one message each."""
+        """Messages before the newest are final (only the newest changes): without rollbacks
+        they are materialized now and their drafts let go, so a first read holds one object
+        a message, not two."""
         drafts, stale = self._drafts, self._stale_from
         newest = len(drafts) - 1
         if stale >= newest:
@@ -339,12 +342,14 @@ class HistoryBuilder:
         if stale == newest - 1 and len(self._cache) == stale:  # the one before: most calls
             draft = drafts[stale]
             self._cache.append(draft.materialize())
-            self._tokens.append(draft.tokens())
+            if self.light:
+                self._tokens.append(draft.tokens())
             drafts[stale] = _FINISHED
             self._stale_from = newest
             return
         self._cache[stale:] = [d.materialize() for d in drafts[stale:newest]]
-        self._tokens[stale:] = [d.tokens() for d in drafts[stale:newest]]
+        if self.light:
+            self._tokens[stale:] = [d.tokens() for d in drafts[stale:newest]]
         drafts[stale:newest] = [_FINISHED] * (newest - stale)
         self._stale_from = newest
 
@@ -413,8 +418,8 @@ class HistoryBuilder:
     def truncate(self, mark: tuple[int, int]) -> None:
         """Take the history back to `mark` (an agent's rollback): later messages, the newest
         kept message's later blocks, and the usage and compactions recorded for what went."""
-        if self.light:
-            raise ValueError("a light history is never taken back (only Codex logs roll back)")
+        if not self.rollback:
+            raise ValueError("this history is never taken back (only Codex logs roll back)")
         count, blocks = mark
         drafts = self._drafts
         if count and blocks < len(drafts[count - 1].blocks):
