@@ -10,15 +10,19 @@ from pathlib import Path
 
 import pytest
 
+from engine.config import CompactionConfig
 from engine.messages import Message, TextContentBlock, ToolResultContentBlock, ToolUseContentBlock
 from engine.tokens import estimate_message_tokens
+from metis_compaction_tui.cli.transcripts import transcript_status
 from metis_compaction_tui.importers import (
     AgentCompaction,
     RecordedUsage,
+    TranscriptError,
     TranscriptTail,
     load_transcript,
 )
 from metis_compaction_tui.importers.model import NO_RESULT
+from metis_compaction_tui.sources.transcript import read_recording
 from tests.transcript_writer import ClaudeCodeWriter
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts" / "claude-code"
@@ -117,3 +121,19 @@ def test_a_long_light_read_matches_the_full_estimates(tmp_path: Path) -> None:
     assert read.tokens == [estimate_message_tokens(m) for m in whole.messages]
     assert len(read.messages) == len(whole.messages) > 1000
     assert read.agent_compactions == whole.agent_compactions
+
+
+ALL = sorted((FIXTURES.parent).rglob("*.jsonl"))
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_status_from_a_light_read_is_status_from_a_full_read(path: Path) -> None:
+    """`status --json` reads without message text under a strategy that plans without tool
+    output: every figure it prints is the one a full read gives."""
+    config = CompactionConfig(compaction_model="local:extractive")
+    try:
+        full = transcript_status(read_recording(path, config))
+    except TranscriptError:
+        return  # not a transcript: refused the same way whatever the read (tested elsewhere)
+    light = transcript_status(read_recording(path, config, light=True))
+    assert light == full

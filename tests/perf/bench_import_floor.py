@@ -6,8 +6,8 @@ interpreter's own once the modules are imported) is that step's alone:
 
 - floor: every line decoded into a msgspec Struct of the record's envelope and message;
 - import: `load_transcript` (the tail reading every line and the importer building the history);
-- status --json: what `status FILE --json` does (the import, our token counts and projection,
-  the JSON written);
+- status --json: what `status FILE --json` does (a light import keeping no message text under
+  the default strategy, our token counts and projection, the JSON written);
 - statusline --sync: the status line's first read of the file with no saved state
   (statusline.refresh.refresh, what `statusline --sync` and the detached refresher run: a light
   read keeping no message text, the projection, the state files written).
@@ -87,7 +87,8 @@ elif kind == "import":
     load_transcript(path)
 elif kind == "status":
     from pathlib import Path
-    status = transcript_status(read_recording(Path(path), CompactionConfig()))
+    # as `status FILE --json` reads it: without message text under the default strategy
+    status = transcript_status(read_recording(Path(path), CompactionConfig(), light=True))
     json.dumps(status)
 else:
     refresh(path, sys.argv[4], "claude-sonnet-4-5", wait=True, ending=True)
