@@ -655,8 +655,19 @@ class ClaudeCodeImporter(LogImporter):
         its last record on the chain, as Claude Code does on resume: the response's other
         records (parallel tool calls written one below another, or beside each other) and the
         tool results written below any of them. Only responses written as several records are
-        looked at, so a long session costs one dictionary lookup a record."""
+        looked at: when the chain runs through all of each that it touches (most sessions), that
+        is all this costs."""
         nodes, responses = self.nodes, self._responses
+        kids = self._kids
+        for group in responses.values():
+            if (
+                type(group) is list
+                and any(m in placed for m in group)
+                and not all(m in placed and all(c in placed for c in kids(m)) for m in group)
+            ):
+                break  # some of it is off the chain: recovered below
+        else:
+            return active
         last_of: dict[str, str] = {}  # message id -> its last record on the chain
         for uuid in active:
             message_id = nodes[uuid].message_id
