@@ -658,15 +658,10 @@ class ClaudeCodeImporter(LogImporter):
         looked at: when the chain runs through all of each that it touches (most sessions), that
         is all this costs."""
         nodes, responses = self.nodes, self._responses
-        kids = self._kids
-        for group in responses.values():
-            if (
-                type(group) is list
-                and any(m in placed for m in group)
-                and not all(m in placed and all(c in placed for c in kids(m)) for m in group)
-            ):
-                break  # some of it is off the chain: recovered below
-        else:
+        if not any(
+            type(group) is list and self._partly_placed(group, placed)
+            for group in responses.values()
+        ):
             return active
         last_of: dict[str, str] = {}  # message id -> its last record on the chain
         for uuid in active:
@@ -693,6 +688,23 @@ class ClaudeCodeImporter(LogImporter):
             stitched.append(uuid)
             stitched += inserts.get(uuid, ())
         return stitched
+
+    def _partly_placed(self, group: list[str], placed: set[str]) -> bool:
+        """Is some of this response on the chain, and some of it or of the records written
+        below it not?"""
+        nodes = self.nodes
+        touched, whole = False, True
+        for uuid in group:
+            if uuid not in placed:
+                whole = False
+                continue
+            touched = True
+            child = nodes[uuid].child
+            if child is not None and not (
+                child in placed if type(child) is str else placed.issuperset(child)
+            ):
+                whole = False
+        return touched and not whole
 
     def _advance(self, leaf: str) -> None:
         """Extend the imported chain to `leaf`, or rebuild it when `leaf` is on another branch."""
@@ -802,7 +814,8 @@ class ClaudeCodeImporter(LogImporter):
                 index = add(role, block, uuid, None, synthetic, size)
         if thinking := node.flags // _THINKING:
             builder.skipped["thinking"] += thinking
-        self._usage(uuid, node, node.usage, index)
+        if node.usage is not None:
+            self._usage(uuid, node, node.usage, index)
 
     def _usage(self, uuid: str, node: _Node, usage: _Usage | None, index: int | None) -> None:
         """The usage an assistant record reports, on the message its blocks landed in."""
