@@ -167,7 +167,6 @@ def timestamp_ms(value: object) -> int | None:
         return None
 
 
-_NO_IDS: frozenset[str] = frozenset()
 _PLAIN = MessageMetadata()
 _SYNTHETIC = MessageMetadata(synthetic=True)
 _NO_RESULTS: dict[str, ToolResultContentBlock] = {}
@@ -185,7 +184,6 @@ class _Draft:
         "blocks",
         "chars",
         "id",
-        "placeholders",
         "results",
         "role",
         "synthetic",
@@ -200,10 +198,10 @@ class _Draft:
         # Tuples and a shared empty set, not a list and a set per message: a 100 MB log holds
         # 100,000 drafts, and fewer containers the garbage collector tracks is a faster read.
         self.tool_ids: tuple[str, ...] = ()  # assistant: tool_use ids in order; user: owed
-        # Only a user draft that owes results holds any (`_add_result` writes only where a
-        # placeholder was): the others share one empty dict that is never written.
+        # The results received for what it owes, by call id: a draft that has none shares one
+        # empty dict that is never written (`_add_result` gives it its own). A call still
+        # unanswered gets a placeholder when the message is made (`materialize`).
         self.results: dict[str, ToolResultContentBlock] = _NO_RESULTS
-        self.placeholders: set[str] | frozenset[str] = _NO_IDS
         self.synthetic = False
         self.ts = ts
         # A light builder's count of the characters Message.text() would join, separators
@@ -212,23 +210,23 @@ class _Draft:
         if role is _USER and expected:
             self.chars = len(NO_RESULT) * len(expected)
             self.tool_ids = expected
-            self.placeholders = set(expected)
-            self.results = {
-                tool_id: ToolResultContentBlock(tool_id, NO_RESULT, is_error=True)
-                for tool_id in expected
-            }
 
     def materialize(self) -> Message:
         content: tuple[ContentBlock, ...]
         if self.tool_ids and self.role is _USER:
-            content = tuple(self.results[i] for i in self.tool_ids) + tuple(self.blocks)
+            results = self.results
+            answers = tuple(
+                results.get(i) or ToolResultContentBlock(i, NO_RESULT, is_error=True)
+                for i in self.tool_ids
+            )
+            content = answers + tuple(self.blocks)
         else:
             content = tuple(self.blocks)
         if self.ts is None:  # shared: most messages of a light read, frozen
             metadata = _SYNTHETIC if self.synthetic else _PLAIN
         else:
             metadata = MessageMetadata(synthetic=self.synthetic, created_at_ms=self.ts)
-        return Message(id=self.id, role=self.role, content=content, metadata=metadata)
+        return Message(self.id, self.role, content, metadata)
 
     def tokens(self) -> int:
         """engine.tokens' estimate of the materialized message, from the sizes counted: its
@@ -355,12 +353,13 @@ class HistoryBuilder:
 
     def _add_result(self, draft: _Draft, block: ToolResultContentBlock, size: int) -> None:
         tool_id = block.tool_use_id
-        if tool_id in draft.placeholders:
-            draft.placeholders.discard(tool_id)  # type: ignore[union-attr]  # a set: holds it
+        if tool_id in draft.results:
+            self.warnings.append(f"tool_result {tool_id!r} repeated; kept the first")
+        elif draft.role is _USER and tool_id in draft.tool_ids:  # owed: its placeholder goes
+            if draft.results is _NO_RESULTS:
+                draft.results = {}
             draft.results[tool_id] = block
             draft.chars += size - len(NO_RESULT)
-        elif tool_id in draft.results:
-            self.warnings.append(f"tool_result {tool_id!r} repeated; kept the first")
         else:
             # No call for it in the message before (e.g. a resumed log's first record): keep the
             # text, since it was context the model saw, but not as a tool_result.
