@@ -217,12 +217,12 @@ _NO_INPUT: dict[str, object] = {}  # a light read's tool call keeps no input: sh
 
 
 class _Node(msgspec.Struct, gc=False):
-    """One record of the tree: only what the chain is worked out from, and `body` for the
-    history: the decoded record, or in a light read (`ClaudeCodeImporter(light=True)`) a
-    message's blocks as shells without text, each block's size in characters in `sizes` (so
-    the message's token estimate is made without the text, engine.tokens) and the response's
-    `usage` (a compaction boundary keeps its record). Untracked by the GC (no cycles): a
-    100 MB log has 130,000 of them."""
+    """One record of the tree: only what the chain is worked out from, and for the history a
+    message's `body`, its content blocks made once when it is read (a compaction boundary's
+    `body` is its record; other records keep none), with the `usage` it reports. In a light
+    read (`ClaudeCodeImporter(light=True)`) the blocks are shells without text and `sizes`
+    holds each block's size in characters, so the message's token estimate is made without
+    the text (engine.tokens). Untracked by the GC (no cycles): a 100 MB log has 130,000."""
 
     kind: str
     uuid: str  # the key it is filed under: a child's `written` is this same string
@@ -234,7 +234,8 @@ class _Node(msgspec.Struct, gc=False):
     flags: int
     body: Any
     sizes: int | tuple[int, ...] = 0  # light: one block's size, or one a block
-    usage: _Usage | None = None  # light: the usage an assistant record reports
+    usage: _Usage | None = None  # the usage an assistant record reports
+    stamp: str | None = None  # full: the record's timestamp as written (read where it is kept)
     # Records naming this one their parent: one as itself, several as a list (_kids).
     child: str | list[str] | None = None
 
@@ -398,7 +399,7 @@ class ClaudeCodeImporter(LogImporter):
         flags = _SUMMARY if record.is_compact_summary else 0
         body: Any = record
         sizes: int | tuple[int, ...] = 0
-        usage = None
+        usage = stamp = None
         if kind in MESSAGE_TYPES:
             if kind == "assistant" and message is not None and message.id:
                 message_id = message.id
@@ -409,23 +410,20 @@ class ClaudeCodeImporter(LogImporter):
                     first = group if type(group) is str else group[0]
                     message_id = nodes[first].message_id
                     _file_under(self._responses, message_id, uuid)  # type: ignore[arg-type]
-            if self.light:
-                if message is not None:
+            if message is None:
+                body = None
+            else:
+                if self.light:
                     body, sizes, more = self._light(kind, message.content)
-                    flags |= more
-                    usage = message.usage
                 else:
-                    body = None
-            elif message is not None and type(message.content) is list:
-                want = "tool_use" if kind == "assistant" else "tool_result"
-                for block in message.content:
-                    if block.type == want:
-                        flags |= _CALL if kind == "assistant" else _RESULT
-                        break
-        elif self.light and not (
+                    body, more = self._blocks(kind, message.content)
+                    stamp = record.timestamp
+                flags |= more
+                usage = message.usage
+        elif not (
             kind == "system" and record.subtype in ("compact_boundary", "microcompact_boundary")
         ):
-            body = None
+            body = None  # only a boundary's record is read again (_append)
         node = _Node(
             kind,
             uuid,
@@ -438,6 +436,7 @@ class ClaudeCodeImporter(LogImporter):
             body,
             sizes,
             usage,
+            stamp,
         )
         if self._orphans:
             node.child = self._orphans.pop(uuid, None)
@@ -751,7 +750,7 @@ class ClaudeCodeImporter(LogImporter):
     def _append(self, uuids: Iterable[str]) -> None:
         """Extend the imported chain with these records, in order."""
         chain, nodes = self._chain, self.nodes
-        apply = self._apply_light if self.light else self._apply
+        apply = self._apply
         for uuid in uuids:
             chain.append(uuid)
             node = nodes[uuid]
@@ -782,22 +781,8 @@ class ClaudeCodeImporter(LogImporter):
                     )
 
     def _apply(self, uuid: str, node: _Node) -> None:
-        builder = self.builder
-        record: _Record = node.body
-        message = record.message
-        role = _USER if node.kind == "user" else _ASSISTANT
-        # Read only where it is kept: a record of the newest message's role merges into it.
-        ts = timestamp_ms(record.timestamp) if builder.last_role() is not role else None
-        synthetic = bool(node.flags & _SUMMARY)
-        index: int | None = None
-        if message is not None:
-            add = builder.add
-            for block in self._blocks(role, message.content):
-                index = add(role, block, uuid, ts, synthetic)
-            self._usage(uuid, node, message.usage, index)
-
-    def _apply_light(self, uuid: str, node: _Node) -> None:
-        """`_apply` in a light read: the blocks are shells, their sizes given beside them."""
+        """A message record's blocks into the history (a light read's are shells, their sizes
+        given beside them), and the usage it reports."""
         blocks: tuple[ContentBlock, ...] | None = node.body
         if blocks is None:
             return
@@ -806,14 +791,20 @@ class ClaudeCodeImporter(LogImporter):
         synthetic = bool(node.flags & _SUMMARY)
         index: int | None = None
         add = builder.add
-        sizes = node.sizes
-        if type(sizes) is int:
-            index = add(role, blocks[0], uuid, None, synthetic, sizes)
+        if self.light:
+            sizes = node.sizes
+            if type(sizes) is int:
+                index = add(role, blocks[0], uuid, None, synthetic, sizes)
+            else:
+                for block, size in zip(blocks, sizes, strict=True):  # type: ignore[arg-type]
+                    index = add(role, block, uuid, None, synthetic, size)
         else:
-            for block, size in zip(blocks, sizes, strict=True):  # type: ignore[arg-type]
-                index = add(role, block, uuid, None, synthetic, size)
+            # Read only where it is kept: a record of the newest message's role merges into it.
+            ts = timestamp_ms(node.stamp) if builder.last_role() is not role else None
+            for block in blocks:
+                index = add(role, block, uuid, ts, synthetic)
         if thinking := node.flags // _THINKING:
-            builder.skipped["thinking"] += thinking
+            builder.skipped["thinking"] += thinking  # never shown
         if node.usage is not None:
             self._usage(uuid, node, node.usage, index)
 
@@ -879,25 +870,23 @@ class ClaudeCodeImporter(LogImporter):
             return _SHELL_TEXTS if blocks[0] is _SHELL_TEXT else tuple(blocks), sizes[0], flags
         return tuple(blocks), tuple(sizes), flags
 
-    def _blocks(self, role: Role, content: str | list[_Block] | None) -> list[ContentBlock]:
-        if isinstance(content, str):
-            return [TextContentBlock(content)] if content else []
-        if content is None:
-            return []
+    def _blocks(
+        self, kind: str, content: str | list[_Block] | None
+    ) -> tuple[tuple[ContentBlock, ...], int]:
+        """A message record's content as blocks, and its flags (_CALL, _RESULT, thinking
+        blocks passed over from _THINKING up)."""
+        if type(content) is str:
+            return ((TextContentBlock(content),) if content else ()), 0
         blocks: list[ContentBlock] = []
-        for item in content:
-            kind = item.type
-            if kind == "text":
+        flags = 0
+        for item in content or ():
+            block_kind = item.type
+            if block_kind == "text":
                 text = item.text
                 if isinstance(text, str) and text:
                     blocks.append(TextContentBlock(text))
-            elif kind in ("thinking", "redacted_thinking"):
-                self.builder.skipped["thinking"] += 1  # never shown
-            elif kind == "tool_use" and role is _ASSISTANT:
-                raw_input = item.input
-                tool_input = raw_input if isinstance(raw_input, dict) else {"value": raw_input}
-                blocks.append(ToolUseContentBlock(str(item.id), str(item.name), tool_input))
-            elif kind == "tool_result" and role is _USER:
+            elif block_kind == "tool_result" and kind == "user":
+                flags |= _RESULT
                 blocks.append(
                     ToolResultContentBlock(
                         tool_use_id=str(item.tool_use_id),
@@ -905,13 +894,20 @@ class ClaudeCodeImporter(LogImporter):
                         is_error=item.is_error is True,
                     )
                 )
-            elif kind == "server_tool_use":
+            elif block_kind == "tool_use" and kind == "assistant":
+                flags |= _CALL
+                raw_input = item.input
+                tool_input = raw_input if isinstance(raw_input, dict) else {"value": raw_input}
+                blocks.append(ToolUseContentBlock(str(item.id), str(item.name), tool_input))
+            elif block_kind in ("thinking", "redacted_thinking"):
+                flags += _THINKING  # never shown
+            elif block_kind == "server_tool_use":
                 # Run by the API, answered inside the same assistant message: not a client call.
                 encoded = msgspec.json.encode(item.input).decode()
                 blocks.append(TextContentBlock(f"[{item.name}] {encoded}"))
             else:
-                blocks.append(TextContentBlock(f"[{kind}]"))  # image, document, search results
-        return blocks
+                blocks.append(TextContentBlock(f"[{block_kind}]"))  # image, document, results
+        return tuple(blocks), flags
 
     def title(self) -> str | None:
         """The name the user gave the session, else the one Claude Code generated for it."""
