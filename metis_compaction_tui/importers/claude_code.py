@@ -284,12 +284,17 @@ def _result_text(content: object) -> str:
 class ClaudeCodeImporter(LogImporter):
     format = "claude-code"
 
-    def __init__(self, path: str, *, light: bool = False) -> None:
+    def __init__(self, path: str, *, light: bool = False, once: bool = False) -> None:
         """`light`: keep no message text, only each block's size (the history's messages are
         shells with their token estimates beside them: HistoryBuilder(light=True)); what the
-        status line reads, which needs the figures and not the words."""
+        status line reads, which needs the figures and not the words. `once`: the chain is
+        worked out once (one poll); each record's content is let go of as it goes into the
+        history, so it is held once at the read's peak, and a later settle that finds new
+        records raises (without their content the history could not be rebuilt)."""
         super().__init__(path)  # `skipped` counts per file line, whatever the branch
         self.light = light
+        self.once = once
+        self._settled = False
         # Claude Code logs never roll back: the builder lets go of finished drafts.
         self.builder = HistoryBuilder(light=light, rollback=False)
         self.nodes: dict[str, _Node] = {}
@@ -330,7 +335,10 @@ class ClaudeCodeImporter(LogImporter):
     def settle(self) -> None:
         """Bring the imported chain up to the newest leaf fed."""
         if self._unsettled and self._leaf is not None:
+            if self.once and self._settled:
+                raise RuntimeError(f"{self.path}: a transcript read once was read again")
             self._unsettled = False
+            self._settled = True
             self._advance(self._extend_leaf(self._leaf))
 
     def _index(self, line_number: int, raw: bytes) -> str | None:
@@ -759,6 +767,9 @@ class ClaudeCodeImporter(LogImporter):
             if kind == "user" or kind == "assistant":
                 self._chain_messages += 1
                 apply(uuid, node)
+                if self.once:
+                    node.body = node.usage = None
+                    node.sizes = 0
             elif kind == "system" and node.body is not None:
                 record = node.body
                 if record.subtype == "compact_boundary":

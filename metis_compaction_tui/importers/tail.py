@@ -319,12 +319,18 @@ def probe_head(path: str | os.PathLike[str]) -> str | None:
 
 
 class TranscriptTail:
-    def __init__(self, path: str | os.PathLike[str], *, light: bool = False) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, light: bool = False, once: bool = False
+    ) -> None:
         """`light`: a Claude Code log is read keeping no message text (messages are shells,
         each update carries their token estimates): what the status line needs. A Codex
-        rollout is read in full either way (its updates carry no estimates)."""
+        rollout is read in full either way (its updates carry no estimates). `once`: polled
+        once (the status line's refresher); a Claude Code log's records then hold their
+        content only until it is in the history, and a later poll that finds more raises
+        RuntimeError."""
         self.path = os.fspath(path)
         self.light = light
+        self.once = once
         self._restart()
 
     def _restart(self) -> None:
@@ -358,13 +364,14 @@ class TranscriptTail:
         fmt: TranscriptFormat,
         *,
         light: bool = False,
+        once: bool = False,
     ) -> TranscriptTail:
         """A tail that starts reading at byte `offset` (the start of line `line_count + 1`) with
         a fresh importer of `fmt`, for a caller that keeps what came before itself (the status
         line). The importer knows nothing earlier: a record whose parent lies before `offset`
         starts the chain, and a rewind to before it reads as an append. The caller checks that
         the file is still the one it read (same inode, same first bytes)."""
-        tail = cls(path, light=light)
+        tail = cls(path, light=light, once=once)
         tail._offset = tail._read_pos = offset
         tail._line_count = tail._rejected_up_to = line_count
         tail._importer = tail._new_importer(fmt)
@@ -380,7 +387,7 @@ class TranscriptTail:
     def _new_importer(self, fmt: TranscriptFormat) -> _Importer:
         if fmt == "codex":
             return codex.CodexImporter(self.path)
-        return claude_code.ClaudeCodeImporter(self.path, light=self.light)
+        return claude_code.ClaudeCodeImporter(self.path, light=self.light, once=self.once)
 
     def first_line_of(self, message: Message) -> int | None:
         """The file line where `message` (one of this tail's) began, when the importer can say:

@@ -279,7 +279,7 @@ def _read(
     path: str, now: FileIdentity, parse: ParseState | None, model: str
 ) -> tuple[dict[str, object], ParseState | None]:
     if parse is None:
-        tail = TranscriptTail(path, light=_light())
+        tail = TranscriptTail(path, light=_light(), once=True)
         projection = Projection(CONFIG)
         base, seam_offset, seam_line = 0, 0, 0
         compactions: list[SeenCompaction] = []
@@ -293,6 +293,7 @@ def _read(
             parse.seam_line,
             parse.format,  # type: ignore[arg-type]
             light=_light(),
+            once=True,
         )
         projection = Projection.restore(CONFIG, parse.projection)
         base, seam_offset, seam_line = parse.base, parse.seam_offset, parse.seam_line

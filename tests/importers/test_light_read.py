@@ -137,3 +137,24 @@ def test_status_from_a_light_read_is_status_from_a_full_read(path: Path) -> None
         return  # not a transcript: refused the same way whatever the read (tested elsewhere)
     light = transcript_status(read_recording(path, config, light=True))
     assert light == full
+
+
+def test_a_tail_read_once_refuses_to_read_on(tmp_path: Path) -> None:
+    """A tail read once (the refresher's) lets go of each record's content as it goes into the
+    history: its one poll gives a full read's figures, and a poll that finds more raises rather
+    than build a history it no longer holds the records for."""
+    log = tmp_path / "once.jsonl"
+    writer = ClaudeCodeWriter(9, compact_every=4)
+    with log.open("w") as out:
+        for _ in range(12):
+            out.writelines(writer.turn())
+    tail = TranscriptTail(log, light=True, once=True)
+    read = tail.poll()
+    whole = load_transcript(log)
+    assert read.tokens == [estimate_message_tokens(m) for m in whole.messages]
+    assert read.recorded_usage == whole.recorded_usage
+    assert not tail.poll().changed  # nothing new: nothing to build
+    with log.open("a") as out:
+        out.writelines(writer.turn())
+    with pytest.raises(RuntimeError, match="read once"):
+        tail.poll()
