@@ -342,7 +342,7 @@ def _read(
     size = tail.offset
     # What the importer indexed (a node a record) is not needed past this point: let go of it
     # before the projection is built, which then reuses its memory (the first read's peak).
-    tail = None  # type: ignore[assignment]
+    del tail
     projection.feed(_with_tokens(done, tokens[:seam_index]))
     usage_done = [u for u in update.recorded_usage if 0 <= u.message_index < seam_index]
     for usage in usage_done:
