@@ -121,6 +121,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "StrategyPlan",
         "is_masked",
         "plan_strategy",
+        "reads_tool_output",
     ),
     "engine.policy.summary_budget": (
         "SummaryCallPrice",
@@ -182,6 +183,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "SummarizerSettings",
     ),
     "engine.tokens": (
+        "CHARS_PER_TOKEN",
         "estimate_message_tokens",
         "estimate_text_tokens",
     ),

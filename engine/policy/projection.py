@@ -19,11 +19,14 @@ import msgspec
 
 from engine.config import CompactionConfig
 from engine.history import History, text_message
-from engine.messages import Message, Role
+from engine.messages import Message, MessageMetadata, Role, TextContentBlock
 from engine.policy.plan import plan_turn
 from engine.policy.span import pending_history_tokens
 from engine.policy.strategies import masked_span
 from engine.policy.trigger import TriggerAction, TriggerReason
+
+_NO_TEXT = (TextContentBlock(""),)
+_SYNTHETIC = MessageMetadata(synthetic=True)
 
 
 class ProjectedCompaction(msgspec.Struct, frozen=True):
@@ -173,7 +176,9 @@ class Projection:
             tokens = [self.history.counter(copy) for copy in copies]
             self.history.replace(span.start, span.compaction_watermark, copies, tokens)
             return  # one copy per original: the origins stay as they are
-        stand_in = text_message(f"projected-{len(self.fires)}", Role.USER, "", synthetic=True)
+        # One content and one metadata for every stand-in (both frozen): a long recording
+        # makes one a turn, and the history keeps them all (a summary is never compacted again).
+        stand_in = Message(f"projected-{len(self.fires)}", Role.USER, _NO_TEXT, _SYNTHETIC)
         tokens = min(self.config.compaction_max_summary_tokens, span.span_tokens)
         self.history.replace(span.start, span.compaction_watermark, [stand_in], [tokens])
         self._origin[span.start : span.compaction_watermark] = [-1]

@@ -18,7 +18,6 @@ from engine.summarizers.base import (
     SummaryRequest,
     SummaryResult,
 )
-from engine.summarizers.keyless import sends_no_key
 from engine.summarizers.pricing import ModelPrice, price_for
 from engine.summarizers.settings import (
     PRICE_LOCAL,
@@ -101,6 +100,8 @@ def make_summarizer(
 def missing_key(model: str, settings: SummarizerSettings | None = None) -> str | None:
     """The environment variable `model`'s calls need and lack (a local endpoint needs none),
     or None: what a command checks before it starts a run that would fail at its first call."""
+    from engine.summarizers.keyless import sends_no_key  # only when a run is about to start
+
     chosen = (settings or SummarizerSettings()).for_model(model)
     if chosen.import_path is not None:
         return None

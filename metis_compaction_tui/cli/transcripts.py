@@ -28,6 +28,7 @@ from engine import (
     is_workspace,
     metis_dir,
     parse_flags,
+    reads_tool_output,
     resolve_config,
 )
 from metis_compaction_tui.cli.commands import (
@@ -104,9 +105,9 @@ def _paths(path: Path | None, limit: int) -> list[Path]:
         raise CliError(str(error)) from None
 
 
-def _read(path: Path, config: CompactionConfig) -> Recording:
+def _read(path: Path, config: CompactionConfig, *, light: bool = False) -> Recording:
     try:
-        return read_recording(path, config)
+        return read_recording(path, config, light=light)
     except TranscriptError as error:
         raise CliError(error.located()) from None
     except OSError as error:
@@ -204,9 +205,11 @@ def _read_all(
     file in a folder does not hide the others."""
     sessions: list[dict[str, Any]] = []
     not_read: list[dict[str, str]] = []
+    # status shows no message: read without their text, unless planning reads tool output
+    light = not reads_tool_output(config.compaction_strategy)
     for p in paths:
         try:
-            sessions.append(transcript_status(_read(p, config)))
+            sessions.append(transcript_status(_read(p, config, light=light)))
         except CliError as error:
             not_read.append({"path": str(p), "problem": str(error)})
     if not sessions:

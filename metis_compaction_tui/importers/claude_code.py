@@ -83,6 +83,8 @@ KNOWN_TYPES = RECORD_TYPES | {
     "marble-origami-commit",
     "marble-origami-snapshot",
 }
+# One string for each known kind: a node keeps its kind, and a decoded one is a new string.
+_KINDS = {kind: kind for kind in KNOWN_TYPES}
 _NON_MESSAGE_DEPTH = 4  # progress/system records between a tool call and its result
 
 
@@ -200,25 +202,67 @@ def _lenient(raw: bytes) -> _Record:
     return msgspec.convert(value, _FirstRecord)
 
 
-class _Node(msgspec.Struct, gc=False):
-    """One record of the tree; untracked by the GC (it holds strings and a record, no cycles):
-    a 100 MB log has 130,000 of them."""
+# _Node.flags
+_SUMMARY = 1  # isCompactSummary: the agent's own summary
+_CALL = 2  # an assistant record holding a tool_use block
+_RESULT = 4  # a user record holding a tool_result block
+_ON_CHAIN = 8  # on the imported chain
+_THINKING = 16  # thinking blocks passed over in a light read, counted from this bit up
 
-    record: _Record
+
+# A light read's text block: its text is not kept (its size is), so all are this one.
+_SHELL_TEXT = TextContentBlock("")
+_SHELL_TEXTS = (_SHELL_TEXT,)
+_NO_INPUT: dict[str, object] = {}  # a light read's tool call keeps no input: shared, never written
+
+
+class _Node(msgspec.Struct, gc=False):
+    """One record of the tree: only what the chain is worked out from, and for the history a
+    message's `body`, its content blocks made once when it is read (a compaction boundary's
+    `body` is its record; other records keep none), with the `usage` it reports. In a light
+    read (`ClaudeCodeImporter(light=True)`) the blocks are shells without text and `sizes`
+    holds each block's size in characters, so the message's token estimate is made without
+    the text (engine.tokens). Untracked by the GC (no cycles): a 100 MB log has 130,000."""
+
+    kind: str
+    uuid: str  # the key it is filed under: a child's `written` is this same string
     line: int
     parent: str | None  # as written (or the logical parent across a boundary)
     prev: str | None  # the node before it in the file: where a dangling parent goes on from
-
-    def _has_block(self, kind: str) -> bool:
-        message = self.record.message
-        content = message.content if message is not None else None
-        return isinstance(content, list) and any(block.type == kind for block in content)
+    written: str | None  # parentUuid as written
+    message_id: str | None  # an assistant record's API message id
+    flags: int
+    body: Any
+    sizes: int | tuple[int, ...] = 0  # light: one block's size, or one a block
+    usage: _Usage | None = None  # the usage an assistant record reports
+    stamp: str | None = None  # full: the record's timestamp as written (read where it is kept)
+    # Records naming this one their parent: one as itself, several as a list (_kids).
+    child: str | list[str] | None = None
 
     def is_tool_call(self) -> bool:
-        return self.record.type == "assistant" and self._has_block("tool_use")
+        return bool(self.flags & _CALL)
 
     def is_tool_result(self) -> bool:
-        return self.record.type == "user" and self._has_block("tool_result")
+        return bool(self.flags & _RESULT)
+
+
+def _kin(table: dict[str, Any], key: str | None) -> tuple[str, ...] | list[str]:
+    """The uuids filed under `key` in a table that holds one uuid as itself and several as a
+    list (most parents have one child, most responses one record: no list for each)."""
+    found = table.get(key) if key is not None else None  # type: ignore[arg-type]
+    if found is None:
+        return ()
+    return (found,) if type(found) is str else found
+
+
+def _file_under(table: dict[str, Any], key: str, uuid: str) -> None:
+    found = table.get(key)
+    if found is None:
+        table[key] = uuid
+    elif type(found) is str:
+        table[key] = [found, uuid]
+    else:
+        found.append(uuid)
 
 
 def _result_text(content: object) -> str:
@@ -240,15 +284,26 @@ def _result_text(content: object) -> str:
 class ClaudeCodeImporter(LogImporter):
     format = "claude-code"
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, light: bool = False, once: bool = False) -> None:
+        """`light`: keep no message text, only each block's size (the history's messages are
+        shells with their token estimates beside them: HistoryBuilder(light=True)); what the
+        status line reads, which needs the figures and not the words. `once`: the chain is
+        worked out once (one poll); each record's content is let go of as it goes into the
+        history, so it is held once at the read's peak, and a later settle that finds new
+        records raises (without their content the history could not be rebuilt)."""
         super().__init__(path)  # `skipped` counts per file line, whatever the branch
+        self.light = light
+        self.once = once
+        self._settled = False
+        # Claude Code logs never roll back: the builder lets go of finished drafts.
+        self.builder = HistoryBuilder(light=light, rollback=False)
         self.nodes: dict[str, _Node] = {}
-        self.children: dict[str, list[str]] = {}  # by parentUuid as written
+        # Children of a parent not read (yet): filed on the parent's node once it is read.
+        self._orphans: dict[str, str | list[str]] = {}
         self._linked = False  # has any record named a parent? (old logs link nothing)
         self._previous: str | None = None  # the last node in file order
         self._message_records = 0
         self._chain: list[str] = []
-        self._chain_pos: dict[str, int] = {}
         self._chain_messages = 0
         self._leaf: str | None = None
         # Preserved segments: head -> anchor it hangs below, boundary -> head, anchor -> tail.
@@ -257,7 +312,8 @@ class ClaudeCodeImporter(LogImporter):
         self._anchor_tail: dict[str, str] = {}
         self._anchor_head: dict[str, str] = {}  # anchor -> the head that hangs below it
         self._preserved: set[str] = set()  # kept records: their usage is from before compacting
-        self._responses: dict[str, list[str]] = {}  # API message id -> its assistant records
+        # API message id -> its assistant records, one as itself (_kin)
+        self._responses: dict[str, str | list[str]] = {}
         self._microcompacts: set[str] = set()
         self.custom_title: str | None = None
         self.ai_title: str | None = None
@@ -279,7 +335,10 @@ class ClaudeCodeImporter(LogImporter):
     def settle(self) -> None:
         """Bring the imported chain up to the newest leaf fed."""
         if self._unsettled and self._leaf is not None:
+            if self.once and self._settled:
+                raise RuntimeError(f"{self.path}: a transcript read once was read again")
             self._unsettled = False
+            self._settled = True
             self._advance(self._extend_leaf(self._leaf))
 
     def _index(self, line_number: int, raw: bytes) -> str | None:
@@ -298,7 +357,7 @@ class ClaudeCodeImporter(LogImporter):
         if record.is_sidechain:
             self.skipped["sidechain"] += 1  # sub-agent turns, not the main conversation
             return None
-        kind = record.type
+        kind = _KINDS.get(record.type, record.type)
         if kind not in MESSAGE_TYPES:
             if kind == "system":
                 if record.subtype != "compact_boundary":
@@ -319,34 +378,85 @@ class ClaudeCodeImporter(LogImporter):
             if kind not in MESSAGE_TYPES:
                 return None
             uuid = f"line-{line_number}"
-        if uuid in self.nodes:
+        nodes = self.nodes
+        if uuid in nodes:
             self.warnings.append(f"line {line_number}: uuid {uuid!r} repeated; kept the first")
             return None
-        parent = record.parent_uuid or record.logical_parent_uuid
-        if record.parent_uuid:
+        written = record.parent_uuid
+        if written:
             self._linked = True
-            kin = self.children.get(record.parent_uuid)
-            if kin is None:
-                self.children[record.parent_uuid] = [uuid]
+            known = nodes.get(written)
+            if known is None:
+                _file_under(self._orphans, written, uuid)
             else:
-                kin.append(uuid)
-        elif parent is None and not self._linked:
+                written = known.uuid  # one string for the parent's name, not one a child
+                found = known.child
+                if found is None:
+                    known.child = uuid
+                elif type(found) is str:
+                    known.child = [found, uuid]
+                else:
+                    found.append(uuid)
+        else:
+            written = None
+        parent = written or record.logical_parent_uuid
+        if parent is None and not self._linked:
             parent = self._previous  # no links anywhere so far: file order is the only order
-        self.nodes[uuid] = _Node(record, line_number, parent, self._previous)
-        self._previous = uuid
-        if kind == "assistant" and record.message is not None and record.message.id:
-            group = self._responses.get(record.message.id)
-            if group is None:
-                self._responses[record.message.id] = [uuid]
+        message = record.message
+        message_id = None
+        flags = _SUMMARY if record.is_compact_summary else 0
+        body: Any = record
+        sizes: int | tuple[int, ...] = 0
+        usage = stamp = None
+        if kind in MESSAGE_TYPES:
+            if kind == "assistant" and message is not None and message.id:
+                message_id = message.id
+                group = self._responses.get(message_id)
+                if group is None:
+                    self._responses[message_id] = uuid
+                else:  # one response written as several records: one string for its id
+                    first = group if type(group) is str else group[0]
+                    message_id = nodes[first].message_id
+                    _file_under(self._responses, message_id, uuid)  # type: ignore[arg-type]
+            if message is None:
+                body = None
             else:
-                group.append(uuid)  # one response written as several records
+                if self.light:
+                    body, sizes, more = self._light(kind, message.content)
+                else:
+                    body, more = self._blocks(kind, message.content)
+                    stamp = record.timestamp
+                flags |= more
+                usage = message.usage
+        elif not (
+            kind == "system" and record.subtype in ("compact_boundary", "microcompact_boundary")
+        ):
+            body = None  # only a boundary's record is read again (_append)
+        node = _Node(
+            kind,
+            uuid,
+            line_number,
+            parent,
+            self._previous,
+            written,
+            message_id,
+            flags,
+            body,
+            sizes,
+            usage,
+            stamp,
+        )
+        if self._orphans:
+            node.child = self._orphans.pop(uuid, None)
+        nodes[uuid] = node
+        self._previous = uuid
         if kind == "system":
             if record.subtype == "compact_boundary":
                 self._preserved_segment(uuid, record)
             elif record.subtype == "microcompact_boundary":
                 self._microcompacts.add(uuid)
-        if record.is_compact_summary and record.parent_uuid in self.nodes:
-            self._summary_of.setdefault(record.parent_uuid, uuid)
+        if flags & _SUMMARY and written in nodes:
+            self._summary_of.setdefault(written, uuid)  # type: ignore[arg-type]
             self._relinked = True  # a segment anchored on the boundary now hangs below this
         if kind in MESSAGE_TYPES:
             self._message_records += 1
@@ -370,7 +480,7 @@ class ClaudeCodeImporter(LogImporter):
                 if node is None or current in kept:
                     return  # broken: the tail does not lead back to the head
                 kept.append(current)
-                current = node.record.parent_uuid
+                current = node.written
             if current is None:
                 return
             self._preserved.update(kept)
@@ -391,7 +501,7 @@ class ClaudeCodeImporter(LogImporter):
         for node in reversed(nodes.values()):
             if node.line < line:
                 break
-            parent = node.record.parent_uuid
+            parent = node.written
             if parent and (parent not in nodes or nodes[parent].line < line):
                 found.add(parent)
         return found
@@ -401,7 +511,7 @@ class ClaudeCodeImporter(LogImporter):
     def _parent_of(self, uuid: str) -> str | None:
         """Where the chain goes on from `uuid`, towards the start of the session."""
         node = self.nodes[uuid]
-        written = node.record.parent_uuid
+        written = node.written
         if written in self._anchor_tail and self._anchor_head.get(written) != uuid:
             tail = self._anchor_tail[written]
             if tail in self.nodes and tail != uuid:
@@ -422,6 +532,16 @@ class ClaudeCodeImporter(LogImporter):
                 return self._resolve(head, head.parent)
         return self._resolve(node, node.parent)
 
+    def _kids(self, uuid: str | None) -> tuple[str, ...] | list[str]:
+        """The records that name `uuid` their parent, in file order."""
+        if uuid is None:
+            return ()
+        node = self.nodes.get(uuid)
+        found = node.child if node is not None else self._orphans.get(uuid)
+        if found is None:
+            return ()
+        return (found,) if type(found) is str else found
+
     def _resolve(self, node: _Node, parent: str | None) -> str | None:
         if parent is None or parent in self.nodes:
             return parent
@@ -431,7 +551,7 @@ class ClaudeCodeImporter(LogImporter):
         """A summary whose preserved segment was written before it: the segment's tail is the
         newest record of the conversation."""
         node = self.nodes[leaf]
-        if node.record.is_compact_summary:
+        if node.flags & _SUMMARY:
             for anchor in (leaf, node.parent):
                 tail = self._anchor_tail.get(anchor) if anchor is not None else None
                 if tail is not None and tail in self.nodes and self.nodes[tail].line < node.line:
@@ -441,10 +561,10 @@ class ClaudeCodeImporter(LogImporter):
     def _walk(self, leaf: str) -> list[str]:
         path: list[str] = []
         seen: set[str] = set()
-        nodes, children = self.nodes, self.children
+        nodes = self.nodes
         relinked = self._relink.keys() | self._boundary_head.keys()
         for anchor in self._anchor_tail:
-            relinked |= set(children.get(anchor, ()))
+            relinked |= set(self._kids(anchor))
         current: str | None = leaf
         while current is not None and current not in seen:
             node = nodes.get(current)
@@ -466,18 +586,18 @@ class ClaudeCodeImporter(LogImporter):
         either has no id, that like it carry a tool call. Two responses with different ids
         under one parent are a regenerated answer, not parallel calls."""
         node = self.nodes[uuid]
-        parent = node.record.parent_uuid
-        if node.record.type != "assistant" or parent is None:
+        parent = node.written
+        if node.kind != "assistant" or parent is None:
             return []
         found = []
-        message_id = node.record.message.id if node.record.message is not None else None
-        for other_uuid in self.children.get(parent, ()):
+        message_id = node.message_id
+        for other_uuid in self._kids(parent):
             if other_uuid == uuid or other_uuid in on_path:
                 continue
             other = self.nodes[other_uuid]
-            if other.record.type != "assistant":
+            if other.kind != "assistant":
                 continue  # a user record beside it is a rewind, not a parallel call
-            other_id = other.record.message.id if other.record.message is not None else None
+            other_id = other.message_id
             if message_id is not None and other_id is not None:
                 if other_id == message_id:
                     found.append(other_uuid)
@@ -492,11 +612,11 @@ class ClaudeCodeImporter(LogImporter):
         for _ in range(_NON_MESSAGE_DEPTH):
             next_frontier = []
             for parent in frontier:
-                for child_uuid in self.children.get(parent, ()):
+                for child_uuid in self._kids(parent):
                     child = self.nodes[child_uuid]
                     if child.is_tool_result():
                         found.append(child_uuid)
-                    elif child.record.type not in MESSAGE_TYPES:
+                    elif child.kind not in MESSAGE_TYPES:
                         next_frontier.append(child_uuid)
             if not next_frontier:
                 break
@@ -509,12 +629,14 @@ class ClaudeCodeImporter(LogImporter):
         on_path = set(path)
         placed: set[str] = set()
         active: list[str] = []
-        nodes, children = self.nodes, self.children
+        nodes, orphans = self.nodes, self._orphans
         for uuid in path:
             if uuid in placed:
                 continue
-            kin = children.get(nodes[uuid].record.parent_uuid)  # type: ignore[arg-type]
-            if kin is None or len(kin) < 2:  # an only child has no siblings: most records
+            written = nodes[uuid].written
+            above = nodes.get(written) if written is not None else None
+            kin = above.child if above is not None else orphans.get(written)  # type: ignore[arg-type]
+            if kin is None or type(kin) is str:  # an only child has no siblings: most records
                 placed.add(uuid)
                 active.append(uuid)
                 continue
@@ -540,19 +662,23 @@ class ClaudeCodeImporter(LogImporter):
         its last record on the chain, as Claude Code does on resume: the response's other
         records (parallel tool calls written one below another, or beside each other) and the
         tool results written below any of them. Only responses written as several records are
-        looked at, so a long session costs one dictionary lookup a record."""
-        nodes, responses, children = self.nodes, self._responses, self.children
+        looked at: when the chain runs through all of each that it touches (most sessions), that
+        is all this costs."""
+        nodes, responses = self.nodes, self._responses
+        if not any(
+            type(group) is list and self._partly_placed(group, placed)
+            for group in responses.values()
+        ):
+            return active
         last_of: dict[str, str] = {}  # message id -> its last record on the chain
         for uuid in active:
-            record = nodes[uuid].record
-            if record.type == "assistant" and record.message is not None:
-                message_id = record.message.id
-                if message_id and len(responses.get(message_id, ())) > 1:
-                    last_of[message_id] = uuid
+            message_id = nodes[uuid].message_id
+            if message_id is not None and type(responses[message_id]) is list:
+                last_of[message_id] = uuid
         inserts: dict[str, list[str]] = {}
         for message_id, anchor in last_of.items():
-            members = responses[message_id]
-            if all(m in placed and all(c in placed for c in children.get(m, ())) for m in members):
+            members = _kin(responses, message_id)
+            if all(m in placed and all(c in placed for c in self._kids(m)) for m in members):
                 continue  # the chain runs through all of it: most responses
             lost = [m for m in members if m not in placed]
             results = [r for m in members for r in self._results_below(m) if r not in placed]
@@ -570,6 +696,23 @@ class ClaudeCodeImporter(LogImporter):
             stitched += inserts.get(uuid, ())
         return stitched
 
+    def _partly_placed(self, group: list[str], placed: set[str]) -> bool:
+        """Is some of this response on the chain, and some of it or of the records written
+        below it not?"""
+        nodes = self.nodes
+        touched, whole = False, True
+        for uuid in group:
+            if uuid not in placed:
+                whole = False
+                continue
+            touched = True
+            child = nodes[uuid].child
+            if child is not None and not (
+                child in placed if type(child) is str else placed.issuperset(child)
+            ):
+                whole = False
+        return touched and not whole
+
     def _advance(self, leaf: str) -> None:
         """Extend the imported chain to `leaf`, or rebuild it when `leaf` is on another branch."""
         if not self._chain:  # a first read: the chain is all of it, walked once
@@ -579,8 +722,10 @@ class ClaudeCodeImporter(LogImporter):
         path: list[str] = []
         seen: set[str] = set()
         current: str | None = leaf
-        while current is not None and current not in self._chain_pos and current not in seen:
-            if current not in self.nodes:
+        nodes = self.nodes
+        while current is not None and current not in seen:
+            node = nodes.get(current)
+            if node is None or node.flags & _ON_CHAIN:
                 break
             seen.add(current)
             path.append(current)
@@ -590,10 +735,7 @@ class ClaudeCodeImporter(LogImporter):
         simple = (
             not relinked
             and current == chain_end
-            and all(
-                len(self.children.get(self.nodes[u].record.parent_uuid or "", ())) <= 1
-                for u in path
-            )
+            and all(len(self._kids(self.nodes[u].written)) <= 1 for u in path)
         )
         if simple:  # the common case, O(new records): a plain append to the chain
             self._append(reversed(path))
@@ -605,92 +747,157 @@ class ClaudeCodeImporter(LogImporter):
         self._rebuild(want)  # joins the chain further back (a rewind), or not at all
 
     def _rebuild(self, want: list[str]) -> None:
-        self.builder = HistoryBuilder()
+        self.builder = HistoryBuilder(light=self.light, rollback=False)
         self.generation += 1
-        self._chain, self._chain_pos, self._chain_messages = [], {}, 0
+        nodes = self.nodes
+        for uuid in self._chain:
+            nodes[uuid].flags &= ~_ON_CHAIN
+        self._chain, self._chain_messages = [], 0
         self._append(want)
 
     def _append(self, uuids: Iterable[str]) -> None:
         """Extend the imported chain with these records, in order."""
-        chain, chain_pos, nodes, apply = self._chain, self._chain_pos, self.nodes, self._apply
+        chain, nodes = self._chain, self.nodes
+        apply = self._apply
         for uuid in uuids:
-            chain_pos[uuid] = len(chain)
             chain.append(uuid)
             node = nodes[uuid]
-            record = node.record
-            kind = record.type
+            node.flags |= _ON_CHAIN
+            kind = node.kind
             if kind == "user" or kind == "assistant":
                 self._chain_messages += 1
-                apply(uuid, record)
-            elif kind == "system" and record.subtype == "compact_boundary":
-                meta = record.compact_metadata or _CompactMetadata()
-                self.builder.begin_compaction(
-                    meta.trigger, meta.pre_tokens, node.line, meta.post_tokens, meta.duration_ms
-                )
-            elif kind == "system" and record.subtype == "microcompact_boundary":
-                micro = record.microcompact_metadata or _MicrocompactMetadata()
-                builder = self.builder
-                builder.reductions.append(
-                    ContextReduction(
-                        len(builder) - 1,
-                        node.line,
-                        len(builder.usage),
-                        micro.trigger,
-                        micro.pre_tokens,
-                        micro.tokens_saved,
+                apply(uuid, node)
+                if self.once:
+                    node.body = node.usage = None
+                    node.sizes = 0
+            elif kind == "system" and node.body is not None:
+                record = node.body
+                if record.subtype == "compact_boundary":
+                    meta = record.compact_metadata or _CompactMetadata()
+                    self.builder.begin_compaction(
+                        meta.trigger, meta.pre_tokens, node.line, meta.post_tokens, meta.duration_ms
                     )
-                )
+                elif record.subtype == "microcompact_boundary":
+                    micro = record.microcompact_metadata or _MicrocompactMetadata()
+                    builder = self.builder
+                    builder.reductions.append(
+                        ContextReduction(
+                            len(builder) - 1,
+                            node.line,
+                            len(builder.usage),
+                            micro.trigger,
+                            micro.pre_tokens,
+                            micro.tokens_saved,
+                        )
+                    )
 
-    def _apply(self, uuid: str, record: _Record) -> None:
+    def _apply(self, uuid: str, node: _Node) -> None:
+        """A message record's blocks into the history (a light read's are shells, their sizes
+        given beside them), and the usage it reports."""
+        blocks: tuple[ContentBlock, ...] | None = node.body
+        if blocks is None:
+            return
         builder = self.builder
-        message = record.message
-        role = _USER if record.type == "user" else _ASSISTANT
-        # Read only where it is kept: a record of the newest message's role merges into it.
-        ts = timestamp_ms(record.timestamp) if builder.last_role() is not role else None
-        synthetic = bool(record.is_compact_summary)
+        role = _USER if node.kind == "user" else _ASSISTANT
+        synthetic = bool(node.flags & _SUMMARY)
         index: int | None = None
-        if message is not None:
-            add = builder.add
-            for block in self._blocks(role, message.content):
+        add = builder.add
+        if self.light:
+            sizes = node.sizes
+            if type(sizes) is int:
+                index = add(role, blocks[0], uuid, None, synthetic, sizes)
+            else:
+                for block, size in zip(blocks, sizes, strict=True):  # type: ignore[arg-type]
+                    index = add(role, block, uuid, None, synthetic, size)
+        else:
+            # Read only where it is kept: a record of the newest message's role merges into it.
+            ts = timestamp_ms(node.stamp) if builder.last_role() is not role else None
+            for block in blocks:
                 index = add(role, block, uuid, ts, synthetic)
-        if (
-            message is not None
-            and message.usage is not None
-            and role is _ASSISTANT
-            and uuid not in self._preserved  # its usage is from before the compaction
-        ):
-            usage = message.usage
-            if index is None:
-                index = len(builder) - 1 if builder.last_role() is _ASSISTANT else -1
-            # A negative count is not a count: 0, like a missing one.
-            recorded = RecordedUsage(
-                index,
-                n if (n := usage.input_tokens) and n > 0 else 0,
-                n if (n := usage.output_tokens) and n > 0 else 0,
-                n if (n := usage.cache_read_input_tokens) and n > 0 else 0,
-                n if (n := usage.cache_creation_input_tokens) and n > 0 else 0,
-            )
-            builder.record_usage(message.id or uuid, recorded)
+        if thinking := node.flags // _THINKING:
+            builder.skipped["thinking"] += thinking  # never shown
+        if node.usage is not None:
+            self._usage(uuid, node, node.usage, index)
 
-    def _blocks(self, role: Role, content: str | list[_Block] | None) -> list[ContentBlock]:
-        if isinstance(content, str):
-            return [TextContentBlock(content)] if content else []
-        if content is None:
-            return []
+    def _usage(self, uuid: str, node: _Node, usage: _Usage | None, index: int | None) -> None:
+        """The usage an assistant record reports, on the message its blocks landed in."""
+        if usage is None or node.kind != "assistant" or uuid in self._preserved:
+            return  # a kept record's usage is from before the compaction
+        builder = self.builder
+        if index is None:
+            index = len(builder) - 1 if builder.last_role() is _ASSISTANT else -1
+        # A negative count is not a count: 0, like a missing one.
+        recorded = RecordedUsage(
+            index,
+            n if (n := usage.input_tokens) and n > 0 else 0,
+            n if (n := usage.output_tokens) and n > 0 else 0,
+            n if (n := usage.cache_read_input_tokens) and n > 0 else 0,
+            n if (n := usage.cache_creation_input_tokens) and n > 0 else 0,
+        )
+        builder.record_usage(node.message_id or uuid, recorded)
+
+    def _light(
+        self, kind: str, content: str | list[_Block] | None
+    ) -> tuple[tuple[ContentBlock, ...], int | tuple[int, ...], int]:
+        """A message record's blocks as shells and their sizes in characters (one block's as an
+        int), and its flags (_CALL, _RESULT, thinking blocks passed over from _THINKING up):
+        what `_blocks` makes of it, measured as Message.text() joins it, keeping no text."""
+        if type(content) is str:
+            return (_SHELL_TEXTS, len(content), 0) if content else ((), (), 0)
         blocks: list[ContentBlock] = []
-        for item in content:
-            kind = item.type
-            if kind == "text":
+        sizes: list[int] = []
+        flags = 0
+        for item in content or ():
+            block_kind = item.type
+            if block_kind == "text":
+                text = item.text
+                if isinstance(text, str) and text:
+                    blocks.append(_SHELL_TEXT)
+                    sizes.append(len(text))
+            elif block_kind == "tool_result" and kind == "user":
+                flags |= _RESULT
+                blocks.append(
+                    ToolResultContentBlock(str(item.tool_use_id), "", item.is_error is True)
+                )
+                sizes.append(len(_result_text(item.content)))
+            elif block_kind == "tool_use" and kind == "assistant":
+                flags |= _CALL
+                raw_input = item.input
+                tool_input = raw_input if isinstance(raw_input, dict) else {"value": raw_input}
+                blocks.append(ToolUseContentBlock(str(item.id), "", _NO_INPUT))
+                # Message.text() gives a call as its name and its input's JSON, on two lines
+                encoded = msgspec.json.encode(tool_input).decode()
+                sizes.append(len(str(item.name)) + 1 + len(encoded))
+            elif block_kind in ("thinking", "redacted_thinking"):
+                flags += _THINKING
+            elif block_kind == "server_tool_use":
+                encoded = msgspec.json.encode(item.input).decode()
+                blocks.append(_SHELL_TEXT)
+                sizes.append(len(f"[{item.name}] {encoded}"))
+            else:
+                blocks.append(_SHELL_TEXT)
+                sizes.append(len(f"[{block_kind}]"))
+        if len(sizes) == 1:
+            return _SHELL_TEXTS if blocks[0] is _SHELL_TEXT else tuple(blocks), sizes[0], flags
+        return tuple(blocks), tuple(sizes), flags
+
+    def _blocks(
+        self, kind: str, content: str | list[_Block] | None
+    ) -> tuple[tuple[ContentBlock, ...], int]:
+        """A message record's content as blocks, and its flags (_CALL, _RESULT, thinking
+        blocks passed over from _THINKING up)."""
+        if type(content) is str:
+            return ((TextContentBlock(content),) if content else ()), 0
+        blocks: list[ContentBlock] = []
+        flags = 0
+        for item in content or ():
+            block_kind = item.type
+            if block_kind == "text":
                 text = item.text
                 if isinstance(text, str) and text:
                     blocks.append(TextContentBlock(text))
-            elif kind in ("thinking", "redacted_thinking"):
-                self.builder.skipped["thinking"] += 1  # never shown
-            elif kind == "tool_use" and role is _ASSISTANT:
-                raw_input = item.input
-                tool_input = raw_input if isinstance(raw_input, dict) else {"value": raw_input}
-                blocks.append(ToolUseContentBlock(str(item.id), str(item.name), tool_input))
-            elif kind == "tool_result" and role is _USER:
+            elif block_kind == "tool_result" and kind == "user":
+                flags |= _RESULT
                 blocks.append(
                     ToolResultContentBlock(
                         tool_use_id=str(item.tool_use_id),
@@ -698,13 +905,20 @@ class ClaudeCodeImporter(LogImporter):
                         is_error=item.is_error is True,
                     )
                 )
-            elif kind == "server_tool_use":
+            elif block_kind == "tool_use" and kind == "assistant":
+                flags |= _CALL
+                raw_input = item.input
+                tool_input = raw_input if isinstance(raw_input, dict) else {"value": raw_input}
+                blocks.append(ToolUseContentBlock(str(item.id), str(item.name), tool_input))
+            elif block_kind in ("thinking", "redacted_thinking"):
+                flags += _THINKING  # never shown
+            elif block_kind == "server_tool_use":
                 # Run by the API, answered inside the same assistant message: not a client call.
                 encoded = msgspec.json.encode(item.input).decode()
                 blocks.append(TextContentBlock(f"[{item.name}] {encoded}"))
             else:
-                blocks.append(TextContentBlock(f"[{kind}]"))  # image, document, search results
-        return blocks
+                blocks.append(TextContentBlock(f"[{block_kind}]"))  # image, document, results
+        return tuple(blocks), flags
 
     def title(self) -> str | None:
         """The name the user gave the session, else the one Claude Code generated for it."""

@@ -16,6 +16,7 @@ from typing import Literal
 import msgspec
 
 from engine import (
+    CHARS_PER_TOKEN,
     ContentBlock,
     Message,
     MessageMetadata,
@@ -166,7 +167,8 @@ def timestamp_ms(value: object) -> int | None:
         return None
 
 
-_NO_IDS: frozenset[str] = frozenset()
+_PLAIN = MessageMetadata()
+_SYNTHETIC = MessageMetadata(synthetic=True)
 _NO_RESULTS: dict[str, ToolResultContentBlock] = {}
 
 # Enum members read through a module global: `Role.USER` goes through the enum class's attribute
@@ -178,7 +180,16 @@ class _Draft:
     """A message still open to merges. A user draft keeps the tool results it owes the assistant
     message before it, in call order, with placeholders until the real results arrive."""
 
-    __slots__ = ("blocks", "id", "placeholders", "results", "role", "synthetic", "tool_ids", "ts")
+    __slots__ = (
+        "blocks",
+        "chars",
+        "id",
+        "results",
+        "role",
+        "synthetic",
+        "tool_ids",
+        "ts",
+    )
 
     def __init__(self, msg_id: str, role: Role, expected: tuple[str, ...], ts: int | None) -> None:
         self.id = msg_id
@@ -187,28 +198,47 @@ class _Draft:
         # Tuples and a shared empty set, not a list and a set per message: a 100 MB log holds
         # 100,000 drafts, and fewer containers the garbage collector tracks is a faster read.
         self.tool_ids: tuple[str, ...] = ()  # assistant: tool_use ids in order; user: owed
-        # Only a user draft that owes results holds any (`_add_result` writes only where a
-        # placeholder was): the others share one empty dict that is never written.
+        # The results received for what it owes, by call id: a draft that has none shares one
+        # empty dict that is never written (`_add_result` gives it its own). A call still
+        # unanswered gets a placeholder when the message is made (`materialize`).
         self.results: dict[str, ToolResultContentBlock] = _NO_RESULTS
-        self.placeholders: set[str] | frozenset[str] = _NO_IDS
         self.synthetic = False
         self.ts = ts
+        # A light builder's count of the characters Message.text() would join, separators
+        # left out (see `tokens`): blocks and results alike, placeholders until replaced.
+        self.chars = 0
         if role is _USER and expected:
+            self.chars = len(NO_RESULT) * len(expected)
             self.tool_ids = expected
-            self.placeholders = set(expected)
-            self.results = {
-                tool_id: ToolResultContentBlock(tool_id, NO_RESULT, is_error=True)
-                for tool_id in expected
-            }
 
     def materialize(self) -> Message:
         content: tuple[ContentBlock, ...]
         if self.tool_ids and self.role is _USER:
-            content = tuple(self.results[i] for i in self.tool_ids) + tuple(self.blocks)
+            results = self.results
+            answers = tuple(
+                results.get(i) or ToolResultContentBlock(i, NO_RESULT, is_error=True)
+                for i in self.tool_ids
+            )
+            content = answers + tuple(self.blocks)
         else:
             content = tuple(self.blocks)
-        metadata = MessageMetadata(synthetic=self.synthetic, created_at_ms=self.ts)
-        return Message(id=self.id, role=self.role, content=content, metadata=metadata)
+        if self.ts is None:  # shared: most messages of a light read, frozen
+            metadata = _SYNTHETIC if self.synthetic else _PLAIN
+        else:
+            metadata = MessageMetadata(synthetic=self.synthetic, created_at_ms=self.ts)
+        return Message(self.id, self.role, content, metadata)
+
+    def tokens(self) -> int:
+        """engine.tokens' estimate of the materialized message, from the sizes counted: its
+        parts joined by newlines, a third of a token a character, rounded up."""
+        parts = len(self.blocks)
+        if self.tool_ids and self.role is _USER:
+            parts += len(self.tool_ids)
+        return -(-(self.chars + parts - 1) // CHARS_PER_TOKEN) if parts else 0
+
+
+# Where a finished draft was (HistoryBuilder._finish): never read again.
+_FINISHED = _Draft("", _USER, (), None)
 
 
 class HistoryBuilder:
@@ -219,9 +249,16 @@ class HistoryBuilder:
     `mark_seen()`, so a tail can tell an append from a rewrite.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, light: bool = False, rollback: bool = True) -> None:
+        # `light`: blocks come as shells (no text) with their sizes given to `add`, and
+        # `message_tokens()` has each message's token estimate (a light Claude Code read).
+        # `rollback` False: never truncated (Claude Code logs do not roll back; Codex logs do),
+        # so a finished message's draft is let go of as soon as the next message starts.
+        self.light = light
+        self.rollback = rollback
         self._drafts: list[_Draft] = []
         self._cache: list[Message] = []
+        self._tokens: list[int] = []  # a light builder's estimates, beside `_cache`
         self._stale_from = 0  # first cache entry that needs materializing again
         self.changed_from = 0
         self.usage: list[RecordedUsage] = []
@@ -252,31 +289,38 @@ class HistoryBuilder:
         msg_id: str,
         ts: int | None = None,
         synthetic: bool = False,
+        size: int = 0,
     ) -> int:
         """Add one block to the message of `role`, merging into the newest message when the role
-        repeats. Returns the index of the message it landed in."""
+        repeats. Returns the index of the message it landed in. `size`: a light builder's count
+        of the block's characters as Message.text() gives them."""
         drafts = self._drafts
         if not drafts or drafts[-1].role is not role:
             expected: tuple[str, ...] = ()
             if role is _USER and drafts:
                 expected = drafts[-1].tool_ids
             drafts.append(_Draft(msg_id, role, expected, ts))
+            if not self.rollback:
+                self._finish()
         draft = drafts[-1]
         index = len(drafts) - 1
         if index < self._stale_from or index < self.changed_from:
             self._touch(index)
         if type(block) is TextContentBlock:  # most blocks: one check
             draft.blocks.append(block)
+            draft.chars += size
         elif isinstance(block, ToolResultContentBlock):
-            self._add_result(draft, block)
+            self._add_result(draft, block, size)
         elif isinstance(block, ToolUseContentBlock):
             if block.id in draft.tool_ids:
                 self.warnings.append(f"tool_use {block.id!r} repeated; kept the first")
             else:
                 draft.tool_ids = (*draft.tool_ids, block.id)
                 draft.blocks.append(block)
+                draft.chars += size
         else:
             draft.blocks.append(block)
+            draft.chars += size
         if synthetic:
             draft.synthetic = True
             if self.pending_compaction is not None:
@@ -285,18 +329,44 @@ class HistoryBuilder:
                 self.pending_compaction = None
         return index
 
-    def _add_result(self, draft: _Draft, block: ToolResultContentBlock) -> None:
+    def _finish(self) -> None:
+        """Messages before the newest are final (only the newest changes): without rollbacks
+        they are materialized now and their drafts let go, so a first read holds one object
+        a message, not two."""
+        drafts, stale = self._drafts, self._stale_from
+        newest = len(drafts) - 1
+        if stale >= newest:
+            return
+        if stale == newest - 1 and len(self._cache) == stale:  # the one before: most calls
+            draft = drafts[stale]
+            self._cache.append(draft.materialize())
+            if self.light:
+                self._tokens.append(draft.tokens())
+            drafts[stale] = _FINISHED
+            self._stale_from = newest
+            return
+        self._cache[stale:] = [d.materialize() for d in drafts[stale:newest]]
+        if self.light:
+            self._tokens[stale:] = [d.tokens() for d in drafts[stale:newest]]
+        drafts[stale:newest] = [_FINISHED] * (newest - stale)
+        self._stale_from = newest
+
+    def _add_result(self, draft: _Draft, block: ToolResultContentBlock, size: int) -> None:
         tool_id = block.tool_use_id
-        if tool_id in draft.placeholders:
-            draft.placeholders.discard(tool_id)  # type: ignore[union-attr]  # a set: holds it
-            draft.results[tool_id] = block
-        elif tool_id in draft.results:
+        if tool_id in draft.results:
             self.warnings.append(f"tool_result {tool_id!r} repeated; kept the first")
+        elif draft.role is _USER and tool_id in draft.tool_ids:  # owed: its placeholder goes
+            if draft.results is _NO_RESULTS:
+                draft.results = {}
+            draft.results[tool_id] = block
+            draft.chars += size - len(NO_RESULT)
         else:
             # No call for it in the message before (e.g. a resumed log's first record): keep the
             # text, since it was context the model saw, but not as a tool_result.
             self.warnings.append(f"tool_result {tool_id!r} answers no tool_use; kept as text")
-            draft.blocks.append(TextContentBlock(f"[tool result {tool_id}]\n{block.content}"))
+            text = f"[tool result {tool_id}]\n"
+            draft.blocks.append(TextContentBlock(text + block.content))
+            draft.chars += len(text) + size
 
     def begin_compaction(
         self,
@@ -347,6 +417,8 @@ class HistoryBuilder:
     def truncate(self, mark: tuple[int, int]) -> None:
         """Take the history back to `mark` (an agent's rollback): later messages, the newest
         kept message's later blocks, and the usage and compactions recorded for what went."""
+        if not self.rollback:
+            raise ValueError("this history is never taken back (only Codex logs roll back)")
         count, blocks = mark
         drafts = self._drafts
         if count and blocks < len(drafts[count - 1].blocks):
@@ -366,11 +438,19 @@ class HistoryBuilder:
 
     def messages(self) -> list[Message]:
         """The history so far; the builder's own list, so copy it before keeping it."""
-        cache, drafts = self._cache, self._drafts
-        del cache[self._stale_from :]
-        cache.extend(d.materialize() for d in drafts[self._stale_from :])
+        cache, drafts, stale = self._cache, self._drafts, self._stale_from
+        del cache[stale:]
+        cache.extend(d.materialize() for d in drafts[stale:])
+        if self.light:
+            del self._tokens[stale:]
+            self._tokens.extend(d.tokens() for d in drafts[stale:])
         self._stale_from = len(drafts)
         return cache
+
+    def message_tokens(self) -> list[int]:
+        """A light builder's token estimate of each message of `messages()` (call that first);
+        the builder's own list, as `messages()`."""
+        return self._tokens
 
     def mark_seen(self) -> None:
         self.changed_from = len(self._drafts)

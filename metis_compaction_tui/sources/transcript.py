@@ -114,12 +114,16 @@ def _ours(message: Message) -> Message:
 class Recording:
     """One transcript: what was read of it, and our projection over it."""
 
-    def __init__(self, path: Path, session_id: str, config: CompactionConfig) -> None:
+    def __init__(
+        self, path: Path, session_id: str, config: CompactionConfig, *, light: bool = False
+    ) -> None:
+        """`light`: read without message text (TranscriptTail(light=True)): figures only, for
+        a command that shows no message and whose strategy plans without tool output."""
         self.path = path
         self.session_id = session_id
         self.title = transcript_title(path)
         self.config = config
-        self.tail = TranscriptTail(path)
+        self.tail = TranscriptTail(path, light=light)
         self.read = False  # imported at least once
         self.line_count = 0
         self.problem: str | None = None  # why the file cannot be read, while it cannot
@@ -164,20 +168,28 @@ class Recording:
         self._fires_summed = self._span_total = 0
         self.projection.feed(zip(self.messages, self.tokens, strict=True))
 
-    def apply(self, update_reset: bool, start: int, messages: Sequence[Message]) -> list[str]:
-        """Take new or rewritten messages from index `start`; returns the ids it dropped."""
+    def apply(
+        self,
+        update_reset: bool,
+        start: int,
+        messages: Sequence[Message],
+        tokens: Sequence[int] | None = None,
+    ) -> list[str]:
+        """Take new or rewritten messages from index `start` (with their token estimates when
+        a light read made them); returns the ids it dropped."""
         if update_reset:
             self._restart()
             start = 0
         dropped = [m.id for m in self.messages[start:]]
         ours = [_ours(m) for m in messages]
-        tokens = [estimate_message_tokens(m) for m in ours]
+        if tokens is None:
+            tokens = [estimate_message_tokens(m) for m in ours]
         del self.messages[start:], self.tokens[start:], self.cumulative[start + 1 :]
         self.messages += ours
         self.tokens += tokens
         for count in tokens:
             self.cumulative.append(self.cumulative[-1] + count)
-        pairs = list(zip(ours, tokens, strict=True))
+        pairs = zip(ours, tokens, strict=True)  # fed as made: no list of them all
         if dropped and not self.projection.rewrite(start, pairs):
             self.reproject(self.config)
         elif not dropped:
@@ -543,15 +555,16 @@ def discover_transcripts(path: Path | None, limit: int = DEFAULT_LIMIT) -> list[
     return found[:limit]
 
 
-def read_recording(path: Path, config: CompactionConfig) -> Recording:
-    """A whole transcript, read once (the CLI's status and dry run). Broken lines are skipped
-    and reported by the import; raises TranscriptError for a file with no transcript record (or
-    not a regular file) and OSError for a file that cannot be read."""
-    recording = Recording(path, path.stem, config)
+def read_recording(path: Path, config: CompactionConfig, *, light: bool = False) -> Recording:
+    """A whole transcript, read once (the CLI's status and dry run; `light` keeps no message
+    text, see Recording). Broken lines are skipped and reported by the import; raises
+    TranscriptError for a file with no transcript record (or not a regular file) and OSError for
+    a file that cannot be read."""
+    recording = Recording(path, path.stem, config, light=light)
     update = recording.tail.poll(final=True)
     recording.tail.refuse_undecided(final=True)
     recording.title = session_title(path, recording.tail)
-    recording.apply(True, 0, update.messages)
+    recording.apply(True, 0, update.messages, update.tokens)
     recording.compactions = list(update.agent_compactions)
     recording.take_usage(0, update.recorded_usage)
     recording.read = True

@@ -18,6 +18,7 @@ import json
 import os
 import sys
 from bisect import bisect_right
+from collections.abc import Iterator
 from decimal import Decimal
 
 import msgspec
@@ -30,6 +31,7 @@ from engine import (
     Role,
     estimate_message_tokens,
     plan_turn,
+    reads_tool_output,
 )
 from metis_compaction_tui.importers import TranscriptError, TranscriptTail
 from metis_compaction_tui.importers.model import RecordedUsage
@@ -79,9 +81,10 @@ class ParseState(msgspec.Struct):
 
 
 _parse_decoder = msgspec.msgpack.Decoder(ParseState)
-# What the last read built (the importer's records, the messages, the projection), kept until
-# the next read or the process's end: freeing a first read of 100 MB object by object takes a
-# tenth of the read, and the detached refresher ends without it (os._exit, its files written).
+# What the last read built (the messages, the projection), kept until the next read or the
+# process's end: freeing a first read of 100 MB object by object takes a tenth of the read, and
+# the detached refresher ends without it (os._exit, its files written). The importer's index is
+# let go of earlier, so that the projection reuses its memory.
 _parked: list[object] = []
 CONFIG = CompactionConfig(compaction_model="local:extractive")  # the spec's default knobs
 
@@ -95,10 +98,18 @@ def _ours(message: Message) -> Message:
     return msgspec.structs.replace(message, metadata=metadata)
 
 
-def _with_tokens(messages: list[Message]) -> list[tuple[Message, int]]:
-    """What the projection is fed: our view of each message and its token estimate."""
-    estimate = estimate_message_tokens
-    return [(_ours(m) if m.metadata.synthetic else m, estimate(m)) for m in messages]
+def _with_tokens(messages: list[Message], tokens: list[int]) -> Iterator[tuple[Message, int]]:
+    """What the projection is fed: our view of each message and its token estimate (made as
+    it is fed, not held as a list: a first read of 100 MB feeds 110,000)."""
+    for message, count in zip(messages, tokens, strict=True):
+        yield (_ours(message) if message.metadata.synthetic else message), count
+
+
+def _light() -> bool:
+    """Read without message text (TranscriptTail(light=True)) when planning under CONFIG reads
+    only roles, tool_use ids, synthetic flags and token counts: a first read of 100 MB then
+    holds a few bytes a record instead of its text."""
+    return not reads_tool_output(CONFIG.compaction_strategy)
 
 
 def _load_parse(path: str, directory: str, now: FileIdentity) -> ParseState | None:
@@ -272,7 +283,7 @@ def _read(
     path: str, now: FileIdentity, parse: ParseState | None, model: str
 ) -> tuple[dict[str, object], ParseState | None]:
     if parse is None:
-        tail = TranscriptTail(path)
+        tail = TranscriptTail(path, light=_light(), once=True)
         projection = Projection(CONFIG)
         base, seam_offset, seam_line = 0, 0, 0
         compactions: list[SeenCompaction] = []
@@ -280,7 +291,14 @@ def _read(
         last_usage_index, last_usage_context = -1, 0
         head = now.head
     else:
-        tail = TranscriptTail.resume(path, parse.seam_offset, parse.seam_line, parse.format)  # type: ignore[arg-type]
+        tail = TranscriptTail.resume(
+            path,
+            parse.seam_offset,
+            parse.seam_line,
+            parse.format,  # type: ignore[arg-type]
+            light=_light(),
+            once=True,
+        )
         projection = Projection.restore(CONFIG, parse.projection)
         base, seam_offset, seam_line = parse.base, parse.seam_offset, parse.seam_line
         compactions = list(parse.compactions)
@@ -300,6 +318,10 @@ def _read(
         # in JSON) is refused as the app refuses it, not shown as an empty session.
         tail.refuse_undecided()
     messages = update.messages
+    # A light read has the estimates already (a Codex rollout is read in full).
+    tokens = update.tokens
+    if tokens is None:
+        tokens = [estimate_message_tokens(m) for m in messages]
     # The seam: the newest assistant message with a later message after it.
     seam_index = None
     for index in range(len(messages) - 2, -1, -1):
@@ -320,7 +342,12 @@ def _read(
     else:
         seam_index = 0
     done, pending = messages[:seam_index], messages[seam_index:]
-    projection.feed(_with_tokens(done))
+    seam_parents = _seam_parents(tail, new_seam_line + 1)
+    size = tail.offset
+    # What the importer indexed (a node a record) is not needed past this point: let go of it
+    # before the projection is built, which then reuses its memory (the first read's peak).
+    del tail
+    projection.feed(_with_tokens(done, tokens[:seam_index]))
     usage_done = [u for u in update.recorded_usage if 0 <= u.message_index < seam_index]
     for usage in usage_done:
         cache_read += usage.cache_read_tokens
@@ -357,10 +384,10 @@ def _read(
             cache_total=cache_total,
             last_usage_index=last_usage_index,
             last_usage_context=last_usage_context,
-            seam_parents=_seam_parents(tail, new_seam_line + 1),
+            seam_parents=seam_parents,
         )
     # What the line shows also counts the messages still held back.
-    projection.feed(_with_tokens(pending))
+    projection.feed(_with_tokens(pending, tokens[seam_index:]))
     all_usage = [u for u in update.recorded_usage if u.message_index >= 0]
     for usage in all_usage[len(usage_done) :]:
         cache_read += usage.cache_read_tokens
@@ -386,7 +413,7 @@ def _read(
     line: dict[str, object] = {
         **_error_line(path, now, ""),
         "error": None,
-        "size": tail.offset,
+        "size": size,
         "seen": now.size,  # the file's size when read (an unfinished last line is not in `size`)
         "head": head,
         "format": fmt or "",
@@ -410,7 +437,7 @@ def _read(
         # The newest thing is the agent's compaction, with no response measured after it yet.
         "stale_usage": last is not None and last.message_index > last_usage_index,
     }
-    _parked[:] = [tail, update, projection]
+    _parked[:] = [update, projection, tokens]
     return line, saved
 
 

@@ -196,5 +196,5 @@ def test_archived_rollouts_are_read_beside_current_ones(
         write(log, [meta(), message("user", "hi"), message("assistant", "hello")])
     found = discover_transcripts(None)
     assert set(found) == {current, archived}
-    assert read_recording(archived, CompactionConfig()).title == "codex 07-01 08:00 · archived"
-    assert read_recording(current, CompactionConfig()).title == "codex 07-02 08:00"
+    assert read_recording(archived, CompactionConfig()).title == "codex 07-01 08:00:00 · archived"
+    assert read_recording(current, CompactionConfig()).title == "codex 07-02 08:00:00"
