@@ -127,3 +127,50 @@ def test_the_console_script_runs_a_subcommand_and_the_status_line(
     )
     assert missing.returncode == 2
     assert "Traceback" not in missing.stderr and "nowhere" in missing.stderr
+
+
+def test_the_printed_status_line_block_runs_from_the_installed_script(
+    installed: Path, tmp_path: Path
+) -> None:
+    """What the README tells a user to paste into Claude Code's settings.json: the block names
+    the installed script by its absolute path, and that command, run as Claude Code runs it
+    (through the shell, the statusLine JSON on stdin), prints one line."""
+    import json
+    import shlex
+
+    script = installed / "metis-compaction-tui"
+    block = json.loads(_run(script, "statusline", "--settings", cwd=tmp_path, env=_env()))
+    command = block["statusLine"]["command"]
+    assert block["statusLine"]["type"] == "command"
+    assert shlex.split(command)[0] == str(script)
+    stdin = json.dumps(
+        {
+            "session_id": "0b5e7c1d",
+            "transcript_path": str(tmp_path / "missing.jsonl"),
+            "cwd": str(tmp_path),
+            "model": {"id": "claude-sonnet-4-5", "display_name": "Sonnet 4.5"},
+            "context_window": {
+                "context_window_size": 200_000,
+                "current_usage": {
+                    "input_tokens": 1_200,
+                    "cache_read_input_tokens": 118_000,
+                    "cache_creation_input_tokens": 3_800,
+                    "output_tokens": 450,
+                },
+            },
+        }
+    )
+    env = {**_env(), "PATH": "/usr/bin:/bin", "NO_COLOR": "1"}  # the agent's PATH: no venv
+    done = subprocess.run(
+        ["/bin/sh", "-c", command],
+        input=stdin,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    (line,) = done.stdout.splitlines()
+    assert line.startswith("ctx 123k/200k") and "auto-compact at 167k" in line, line
