@@ -14,7 +14,7 @@ from engine.messages import Message, TextContentBlock, ToolResultContentBlock, T
 
 # Part of the §5.1 cache key (the compaction_summary_prompt_version knob's default): bumped with
 # every change to the prompt below, so a summary written under an older prompt is never reused.
-# 1.1.0: the issue-18 checklist (tool-output facts, decisions with reasons, user constraints, the
+# 1.1.0: a checklist (tool-output facts, decisions with reasons, user constraints, the
 # commands that worked, exact values). 1.2.0: the request states the summary's length target (the
 # max_tokens engine.policy.summary_budget chose), so the model plans for it instead of being cut.
 # 1.3.0: the structure (goal, constraints, people, decisions with reasons, state of each file, open

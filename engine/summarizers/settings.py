@@ -52,7 +52,7 @@ def check_base_url(url: object, knob: str) -> None:
         raise ConfigError(knob, "has no host name")
 
 
-# Where a price came from, as the app and CLI say it (issue 18).
+# Where a price came from, as the app and CLI say it.
 
 
 # Where a price came from, as the app and CLI say it.
