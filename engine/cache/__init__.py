@@ -42,7 +42,13 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "list_query",
         "open_steps",
     ),
-    "engine.cache.files": ("describe", "is_transient", "ownership_problem", "prepare_file"),
+    "engine.cache.files": (
+        "describe",
+        "is_transient",
+        "open_refusal",
+        "ownership_problem",
+        "prepare_file",
+    ),
     "engine.cache.sync_cache": ("CompactionCache",),
     "engine.cache.async_cache": ("AsyncCompactionCache",),
 }

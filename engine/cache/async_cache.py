@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
-from engine.cache.files import CacheFace, describe, is_transient, ownership_problem, prepare_file
+from engine.cache.files import CacheFace, describe, is_transient, open_refusal, prepare_file
 from engine.cache.rows import CacheRow, CacheStatus, CacheUnavailable, decode_rows
 from engine.cache.schema import (
     SQL_CLEAR,
@@ -25,7 +25,6 @@ from engine.cache.schema import (
     open_steps,
 )
 from engine.layout import file_identity
-from engine.safe_files import sqlite_files_problem
 
 log = logging.getLogger("engine.cache")
 T = TypeVar("T")
@@ -102,9 +101,7 @@ class AsyncCompactionCache(CacheFace):
         self._identity = None
         try:
             self._identity = file_identity(self.path)  # replacing it lifts the refusal
-            foreign = sqlite_files_problem(self.path) or (  # engine.safe_files
-                ownership_problem(self.path) if self._identity else None
-            )
+            foreign = open_refusal(self.path, self._identity is not None)
             if foreign:
                 await self._degrade(describe(self.path, foreign))
                 return

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from engine.cache.rows import COLUMNS, TABLE, CacheStatus
 from engine.layout import file_identity
+from engine.safe_files import sqlite_files_problem
 
 log = logging.getLogger("engine.cache")
 
@@ -29,6 +30,12 @@ def prepare_file(path: Path) -> None:
             Path(f"{path}{suffix}").unlink(missing_ok=True)
         os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW, 0o600))
         os.chmod(path, 0o600)
+
+
+def open_refusal(path: Path, exists: bool) -> str | None:
+    """Why the cache file at `path` must not be opened: a link or not a regular file (one of its
+    side files too, engine.safe_files), or, when it exists, another program's database."""
+    return sqlite_files_problem(path) or (ownership_problem(path) if exists else None)
 
 
 def ownership_problem(path: Path) -> str | None:

@@ -13,7 +13,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
-from engine.cache.files import CacheFace, describe, is_transient, ownership_problem, prepare_file
+from engine.cache.files import CacheFace, describe, is_transient, open_refusal, prepare_file
 from engine.cache.rows import (
     CacheEntry,
     CacheRow,
@@ -37,7 +37,6 @@ from engine.cache.schema import (
 )
 from engine.layout import file_identity
 from engine.row_check import BadRow
-from engine.safe_files import sqlite_files_problem
 
 log = logging.getLogger("engine.cache")
 T = TypeVar("T")
@@ -70,9 +69,7 @@ class CompactionCache(CacheFace):
             self._identity = None
             try:
                 self._identity = file_identity(self.path)  # replacing it lifts the refusal
-                foreign = sqlite_files_problem(self.path) or (  # engine.safe_files
-                    ownership_problem(self.path) if self._identity else None
-                )
+                foreign = open_refusal(self.path, self._identity is not None)
                 if foreign:
                     self._degrade(describe(self.path, foreign))
                     return self.status
