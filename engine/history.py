@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from itertools import accumulate
 
 from engine.cache_key import canonical_message_bytes
+from engine.message_list import MessageList, synthetic_at
 from engine.messages import Message, MessageMetadata, Role, TextContentBlock
 from engine.tokens import TokenCounter, estimate_message_tokens
 
@@ -42,7 +44,7 @@ class History:
             )
         self.counter = counter
         self.stable_prefix_end = stable_prefix_end
-        self.messages: list[Message] = []
+        self.messages: list[Message] | MessageList = []
         self.tokens: list[int] = []
         self._cumulative: list[int] = [0]
         # §5.1 canonical bytes of messages[:encoded], back to back in one buffer, message i at
@@ -57,8 +59,20 @@ class History:
         given = list(tokens) if tokens is not None else None
         if given is not None and len(given) != len(messages):
             raise ValueError("tokens must give one count per message")
+        if isinstance(messages, MessageList) and given is not None:
+            self._take_stored(messages, given)
+            return
         for index, message in enumerate(messages):
             self.append(message, given[index] if given is not None else None)
+
+    def _take_stored(self, messages: MessageList, tokens: list[int]) -> None:
+        """Messages read from a store with their stored counts: kept as they are (bodies decoded
+        on first read), the sums in one pass, the floor from the synthetic column; canonical
+        bytes wait for the first key over them (canonical_view)."""
+        self.messages = messages.copy()
+        self.tokens = tokens
+        self._cumulative = list(accumulate(tokens, initial=0))
+        self.floor = floor_of(self.stable_prefix_end, len(tokens), messages.last_synthetic())
 
     def __len__(self) -> int:
         return len(self.messages)
@@ -142,7 +156,7 @@ class History:
         if self.floor <= start:  # it lay before the range (or there is none): unchanged
             return self.floor - 1 if self.floor > 0 else None
         for index in range(start - 1, -1, -1):  # the range held it: look further back
-            if self.messages[index].synthetic:
+            if synthetic_at(self.messages, index):
                 return index
         return None
 
@@ -150,7 +164,7 @@ class History:
         clone = History.__new__(History)
         clone.counter = self.counter
         clone.stable_prefix_end = self.stable_prefix_end
-        clone.messages = list(self.messages)
+        clone.messages = self.messages.copy()
         clone.tokens = list(self.tokens)
         clone._cumulative = list(self._cumulative)
         clone._blob = bytearray(self._blob)

@@ -343,10 +343,14 @@ class SessionStore:
         }
         with self._read() as conn:
             info = self._session(conn, session_id)
-            try:  # what SessionManager's constructor checks, done on the stored columns
-                snapshot = store_sql.read_snapshot(conn, info, validate=True)
-            except HistoryError as error:
-                raise StoreError(f"session {session_id!r} in {self.path}: {error}") from None
+            # What SessionManager's constructor checks, done on the stored columns; the bodies
+            # are decoded as the manager reads them (a long session resumes in O(columns)).
+            snapshot = store_sql.read_stored_snapshot(conn, info)
+            if snapshot is None:
+                try:
+                    snapshot = store_sql.read_snapshot(conn, info, validate=True)
+                except HistoryError as error:
+                    raise StoreError(f"session {session_id!r} in {self.path}: {error}") from None
         knobs = {name: getattr(info.config, name) for name in info.config.__struct_fields__}
         unknown = sorted(set(knob_overrides) - set(knobs))
         if unknown:
@@ -437,7 +441,9 @@ class SessionStore:
             seen = self._spend_seen.get(session_id)
             if info.revision == revision and (seen is None or seen == info.spent_usd):
                 return None
-            snapshot = store_sql.read_snapshot(conn, info)
+            snapshot = store_sql.read_stored_snapshot(conn, info) or store_sql.read_snapshot(
+                conn, info
+            )
         self._spend_seen[session_id] = snapshot.spent_usd
         return snapshot
 
