@@ -26,17 +26,29 @@ class RowCodec:
         self.synthetic_index = synthetic_index
 
 
+_UNKNOWN = -1  # MessageList's last synthetic index, when it has to be looked for
+
+
 class MessageList(MutableSequence[Message]):
     """A list of messages where an entry is a Message or a stored row (a tuple) not yet decoded.
     Reading an entry decodes it once; slices come back as plain lists of messages."""
 
-    __slots__ = ("_codec", "_items")
+    __slots__ = ("_codec", "_items", "_last_synthetic")
 
-    def __init__(self, rows: Iterable[Any] = (), codec: RowCodec | None = None) -> None:
+    def __init__(
+        self,
+        rows: Iterable[Any] = (),
+        codec: RowCodec | None = None,
+        *,
+        last_synthetic: int | None = _UNKNOWN,
+    ) -> None:
+        """`last_synthetic`: what last_synthetic() returns, when the reader of the rows knows it
+        (the store, from the whole column at once); until the list first changes."""
         self._items: list[Any] = list(rows)
         if codec is None and any(type(item) is tuple for item in self._items):
             raise ValueError("stored rows need a RowCodec to decode them")
         self._codec = codec
+        self._last_synthetic = last_synthetic
 
     def _at(self, index: int) -> Message:
         item = self._items[index]
@@ -64,9 +76,11 @@ class MessageList(MutableSequence[Message]):
     def __setitem__(self, index: slice, value: Iterable[Message]) -> None: ...
 
     def __setitem__(self, index: int | slice, value: Any) -> None:
+        self._last_synthetic = _UNKNOWN
         self._items[index] = value
 
     def __delitem__(self, index: int | slice) -> None:
+        self._last_synthetic = _UNKNOWN
         del self._items[index]
 
     def __len__(self) -> int:
@@ -77,9 +91,11 @@ class MessageList(MutableSequence[Message]):
             yield self._at(index)
 
     def insert(self, index: int, value: Message) -> None:
+        self._last_synthetic = _UNKNOWN
         self._items.insert(index, value)
 
     def append(self, value: Message) -> None:
+        self._last_synthetic = _UNKNOWN
         self._items.append(value)
 
     def __eq__(self, other: object) -> bool:
@@ -98,6 +114,7 @@ class MessageList(MutableSequence[Message]):
         clone = MessageList.__new__(MessageList)
         clone._items = list(self._items)
         clone._codec = self._codec
+        clone._last_synthetic = self._last_synthetic
         return clone
 
     def is_synthetic(self, index: int) -> bool:
@@ -110,6 +127,8 @@ class MessageList(MutableSequence[Message]):
 
     def last_synthetic(self) -> int | None:
         """The index of the last synthetic message (None: there is none), decoding nothing."""
+        if self._last_synthetic != _UNKNOWN:
+            return self._last_synthetic
         column = self._codec.synthetic_index if self._codec is not None else 0
         items = self._items
         for index in range(len(items) - 1, -1, -1):

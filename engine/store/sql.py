@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 from collections.abc import Callable, Sequence
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -139,10 +140,12 @@ def read_stored_snapshot(conn: sqlite3.Connection, info: SessionInfo) -> Session
     rows = conn.execute(_SQL_STORED, (info.session_id,)).fetchall()
     if not rows:
         return None
-    _, _, tokens, positions, synthetic, ids, roles, uses, results = zip(*rows, strict=True)
+    tokens, positions, synthetic, ids, roles, uses, results = (
+        list(map(itemgetter(column), rows)) for column in range(2, 9)
+    )
     count = len(rows)
     if not (
-        positions == tuple(range(count))
+        positions == list(range(count))
         and set(map(type, positions)) == _INT
         and set(map(type, tokens)) == _INT
         and min(tokens) >= 0
@@ -153,15 +156,19 @@ def read_stored_snapshot(conn: sqlite3.Connection, info: SessionInfo) -> Session
         return None
     return SessionSnapshot(
         session_id=info.session_id,
-        messages=MessageList(rows, RowCodec(_stored_decoder(info.session_id), _SYNTHETIC)),
-        tokens=list(tokens),
+        messages=MessageList(
+            rows,
+            RowCodec(_stored_decoder(info.session_id), _SYNTHETIC),
+            last_synthetic=count - 1 - synthetic[::-1].index(1) if 1 in synthetic else None,
+        ),
+        tokens=tokens,
         stable_prefix_end=min(info.stable_prefix_end, count),
         spent_usd=info.spent_usd,
         revision=info.revision,
     )
 
 
-def _shapes_valid(roles: tuple[Any, ...], uses: tuple[Any, ...], results: tuple[Any, ...]) -> bool:
+def _shapes_valid(roles: Sequence[Any], uses: Sequence[Any], results: Sequence[Any]) -> bool:
     """check_shapes' rules on whole columns at once, for the usual history only: roles strictly
     alternating, each message's tool_result ids written exactly as the message before wrote its
     tool_use ids, tool blocks only where their role allows them, no id twice in a message (a
