@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import enum
-import logging
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Literal
@@ -11,8 +10,6 @@ from typing import Literal
 import msgspec
 
 from engine.redaction import redact as redact  # re-exported: its old home
-
-log = logging.getLogger(__name__)
 
 FailureMode = Literal[
     "adapter_error", "no_valid_boundary", "budget_exhausted_forced", "validation_failed"
@@ -104,4 +101,8 @@ class EventBus:
             try:
                 subscriber(event)
             except Exception:
-                log.exception("event subscriber failed on %s", event_type(event))
+                import logging  # only now: a reader of the store never needs it
+
+                logging.getLogger(__name__).exception(
+                    "event subscriber failed on %s", event_type(event)
+                )

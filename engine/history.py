@@ -3,14 +3,26 @@ incrementally, so planning a turn costs O(new messages), not O(history) (§3.1).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import accumulate
 
-from engine.cache_key import canonical_message_bytes
 from engine.message_list import MessageList, synthetic_at
 from engine.messages import Message, MessageMetadata, Role, TextContentBlock
 from engine.tokens import TokenCounter, estimate_message_tokens
+
+_encode_canonical: Callable[[Message], bytes] | None = None
+
+
+def _canonical(message: Message) -> bytes:
+    """engine.cache_key's canonical bytes, imported on first use: a history that only plans
+    (status, the session list) never loads msgpack and hashlib."""
+    global _encode_canonical
+    if _encode_canonical is None:
+        from engine.cache_key import canonical_message_bytes
+
+        _encode_canonical = canonical_message_bytes
+    return _encode_canonical(message)
 
 
 def floor_of(stable_prefix_end: int, message_count: int, last_synthetic: int | None) -> int:
@@ -83,7 +95,7 @@ class History:
         self.tokens.append(count)
         self._cumulative.append(self._cumulative[-1] + count)
         if self.eager_canonical and len(self._offsets) == len(self.messages):
-            self._blob += canonical_message_bytes(message)
+            self._blob += _canonical(message)
             self._offsets.append(len(self._blob))
         if message.synthetic:  # now the last synthetic message
             self.floor = floor_of(
@@ -100,7 +112,7 @@ class History:
         view into the history's buffer, valid inside the `with` block only (the buffer cannot
         grow while a view of it is held)."""
         for message in self.messages[len(self._offsets) - 1 : end]:
-            self._blob += canonical_message_bytes(message)
+            self._blob += _canonical(message)
             self._offsets.append(len(self._blob))
         with memoryview(self._blob)[self._offsets[start] : self._offsets[end]] as view:
             yield view
@@ -134,7 +146,7 @@ class History:
             del self._blob[self._offsets[keep] :]
             del self._offsets[keep + 1 :]
             return
-        new = [canonical_message_bytes(m) for m in replacement]
+        new = [_canonical(m) for m in replacement]
         old_start, old_end = self._offsets[start], self._offsets[end]
         self._blob[old_start:old_end] = b"".join(new)
         shift = sum(map(len, new)) - (old_end - old_start)

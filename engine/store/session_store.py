@@ -11,8 +11,8 @@ docs/store-schema.md the tables.
 from __future__ import annotations
 
 import sqlite3
-import threading
 import time
+from _thread import RLock  # threading.RLock's own type, without importing threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from decimal import Decimal
@@ -122,7 +122,7 @@ class SessionStore:
         self._conn = conn
         self.path = path
         self.workspace = workspace
-        self._lock = threading.RLock()
+        self._lock = RLock()
         self._wrote = False  # whether this connection ever began a write (close checkpoints)
         self._clock: Callable[[], int] = _now_ms
         # The spend total each session's manager holds, as this store last saw it: spend is

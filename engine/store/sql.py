@@ -7,7 +7,6 @@ module is what each transaction does to the tables, so the rules of the active h
 
 from __future__ import annotations
 
-import logging
 import sqlite3
 from collections.abc import Callable, Sequence
 from operator import itemgetter
@@ -47,7 +46,6 @@ from engine.store.rows import (
 from engine.store.schema import StoreError
 
 Hook = Callable[[str], None]
-log = logging.getLogger(__name__)
 
 _SQL_INSERT = (
     "INSERT INTO messages (session_id, position, role, tokens, tool_use_ids, tool_result_ids, "
@@ -406,7 +404,9 @@ def repair_counts(
     count, tokens = real_counts(conn, sid)
     if (count, tokens) == (info.message_count, info.total_tokens):
         return info
-    log.warning(
+    import logging  # a repair is rare: readers never load logging
+
+    logging.getLogger(__name__).warning(
         "session %r: sessions.message_count/total_tokens said %d/%d, the rows say %d/%d: repaired",
         sid, info.message_count, info.total_tokens, count, tokens,
     )  # fmt: skip

@@ -20,7 +20,14 @@ import sys
 
 from metis_compaction_tui.cli import exit_codes
 from metis_compaction_tui.cli.errors import CliError
-from metis_compaction_tui.cli.overview import COMMAND_HELP, DESCRIPTION, EPILOG, PROG, USAGE
+from metis_compaction_tui.cli.overview import (
+    COMMAND_HELP,
+    DESCRIPTION,
+    EPILOG,
+    PROG,
+    USAGE,
+    terminal_columns,
+)
 from metis_compaction_tui.defaults import DEFAULT_LIMIT, DEMO_PACE, DEMO_TURNS, LOCAL_MODEL
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (--help pays for argparse)
@@ -43,15 +50,25 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole parser, or with `only` the subcommand named there in full and the others as
     their names and one-line help (what the top-level --help lists): a command builds (and
     imports) what its own options need, not every other's."""
-    parser = argparse.ArgumentParser(prog=PROG, usage=USAGE, description=DESCRIPTION, epilog=EPILOG)
+    parser = argparse.ArgumentParser(
+        prog=PROG, usage=USAGE, description=DESCRIPTION, epilog=EPILOG, formatter_class=_Formatter
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", prog=PROG)
     for name, help_text in COMMAND_HELP.items():
         build = _BUILDERS.get(name)
         if build is None or (only is not None and name != only):
-            sub.add_parser(name, add_help=False, help=help_text)
+            sub.add_parser(name, add_help=False, help=help_text, formatter_class=_Formatter)
         else:
-            build(sub.add_parser(name, help=help_text))
+            build(sub.add_parser(name, help=help_text, formatter_class=_Formatter))
     return parser
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's own layout and width (the terminal's less 2), the width found without the
+    shutil import argparse makes for it each time a parser is built."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, width=terminal_columns() - 2)
 
 
 def _json_flag(p: argparse.ArgumentParser) -> None:
@@ -301,6 +318,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     exit_codes.reset()
+    _import_msgspec_lean()
     from metis_compaction_tui.cli.output import Output, OutputLost, warn
 
     out = Output(sys.stdout)
@@ -334,6 +352,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exit_codes.settle(exit_codes.USAGE)
     except KeyboardInterrupt:
         return exit_codes.settle(exit_codes.INTERRUPTED)
+
+
+def _import_msgspec_lean() -> None:
+    """Import msgspec without typing_extensions. msgspec takes only get_type_hints from it, and
+    falls back to typing's when the import fails (its own `except Exception`), which on Python
+    3.11+ reads every annotation this package writes the same way. typing_extensions (with
+    inspect, ast, dis and tokenize) is most of msgspec's import, which is most of a data
+    command's start. Anything imported later that wants typing_extensions still gets it."""
+    if "msgspec" in sys.modules or "typing_extensions" in sys.modules:
+        return
+    sys.modules["typing_extensions"] = None  # type: ignore[assignment]  # makes its import fail
+    try:
+        import msgspec  # noqa: F401
+    finally:
+        del sys.modules["typing_extensions"]
 
 
 class _NotLoaded(Exception):
