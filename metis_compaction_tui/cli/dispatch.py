@@ -20,6 +20,14 @@ import sys
 
 from metis_compaction_tui.cli import exit_codes
 from metis_compaction_tui.cli.errors import CliError
+from metis_compaction_tui.cli.help_pages import (
+    INSPECT_PATH_HELP,
+    INSPECT_SCRATCH_HELP,
+    KNOB_SCOPE,
+    LIMIT_HELP,
+    set_help,
+    workspace_flag_help,
+)
 from metis_compaction_tui.cli.overview import (
     COMMAND_HELP,
     DESCRIPTION,
@@ -76,13 +84,8 @@ def _json_flag(p: argparse.ArgumentParser) -> None:
 
 
 def _knob_flags(p: argparse.ArgumentParser) -> None:
-    _set_flag(p, "on a store, applies to this run only and is never saved")
-    p.add_argument(
-        "--limit",
-        type=_number(int, 1),
-        default=DEFAULT_LIMIT,
-        help=f"transcripts only: of a folder, the N most recently written ({DEFAULT_LIMIT})",
-    )
+    _set_flag(p, KNOB_SCOPE)
+    p.add_argument("--limit", type=_number(int, 1), default=DEFAULT_LIMIT, help=LIMIT_HELP)
 
 
 def _build_open(p: argparse.ArgumentParser) -> None:
@@ -100,22 +103,10 @@ def _build_demo(p: argparse.ArgumentParser) -> None:
 
 def _build_inspect(p: argparse.ArgumentParser) -> None:
     _knob_flags(p)
-    p.add_argument(
-        "path",
-        nargs="?",
-        type=_path,
-        default=None,
-        help="a transcript file or a folder of them (default: ~/.claude/projects, "
-        "~/.codex/sessions and ~/.codex/archived_sessions)",
-    )
+    # Its --help page is help_pages.inspect_help, written without argparse from these texts.
+    p.add_argument("path", nargs="?", type=_path, default=None, help=INSPECT_PATH_HELP)
     _workspace_flag(p, "path", "PATH")
-    p.add_argument(
-        "--scratch",
-        type=_path,
-        default=None,
-        help="where what-if compactions keep their cache (default: ~/.cache/metis-compaction-tui"
-        "/inspect)",
-    )
+    p.add_argument("--scratch", type=_path, default=None, help=INSPECT_SCRATCH_HELP)
 
 
 def _build_status(p: argparse.ArgumentParser) -> None:
@@ -222,7 +213,7 @@ def _workspace_flag(p: argparse.ArgumentParser, positional: str, metavar: str) -
         metavar=metavar,
         type=_path,
         default=None,
-        help=f"{metavar} given as an option instead (the two must not differ)",
+        help=workspace_flag_help(metavar),
     )
 
 
@@ -258,18 +249,10 @@ def _number(kind: type[int] | type[float], low: float, *, above: bool = False): 
 
 
 def _set_flag(p: argparse.ArgumentParser, scope: str) -> None:
-    from engine import CONFIG_FILE, METIS_DIR
-
     p.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KNOB=VALUE",
-        dest="sets",
-        help="a knob or summarizer setting, e.g. threshold_tokens=150000 or "
-        "summarizer.base_url=http://127.0.0.1:4000 (repeatable; over METIS_* and "
-        f"{METIS_DIR}/{CONFIG_FILE}; {scope})",
-    )
+        "--set", action="append", default=[], metavar="KNOB=VALUE", dest="sets",
+        help=set_help(scope),
+    )  # fmt: skip
 
 
 def _simulation_flags(p: argparse.ArgumentParser, *, pace: float) -> None:
