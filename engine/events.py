@@ -9,8 +9,6 @@ from typing import Literal
 
 import msgspec
 
-from engine.redaction import redact as redact  # re-exported: its old home
-
 FailureMode = Literal[
     "adapter_error", "no_valid_boundary", "budget_exhausted_forced", "validation_failed"
 ]
@@ -106,3 +104,13 @@ class EventBus:
                 logging.getLogger(__name__).exception(
                     "event subscriber failed on %s", event_type(event)
                 )
+
+
+def __getattr__(name: str) -> object:
+    """`redact`, re-exported from its old home, imported when asked for: a reader of the store
+    (status, cache list) never compiles the redaction patterns."""
+    if name == "redact":
+        from engine.redaction import redact
+
+        return redact
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
