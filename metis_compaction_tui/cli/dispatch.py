@@ -55,14 +55,17 @@ SUBCOMMANDS = (
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The whole parser, or with `only` the subcommand named there in full and the others as
-    their names and one-line help (what the top-level --help lists): a command builds (and
-    imports) what its own options need, not every other's."""
+    """The whole parser; with `only` naming a subcommand, that subcommand alone (its run never
+    shows the others, and each costs argparse a parser); with `only=""` every subcommand as its
+    name and one-line help (what the top-level --help lists). A command builds (and imports)
+    what its own options need, not every other's."""
     parser = argparse.ArgumentParser(
         prog=PROG, usage=USAGE, description=DESCRIPTION, epilog=EPILOG, formatter_class=_Formatter
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", prog=PROG)
     for name, help_text in COMMAND_HELP.items():
+        if only and name != only:
+            continue
         build = _BUILDERS.get(name)
         if build is None or (only is not None and name != only):
             sub.add_parser(name, add_help=False, help=help_text, formatter_class=_Formatter)
