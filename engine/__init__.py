@@ -9,7 +9,10 @@ pays only for the modules its names live in (the status line never loads asyncio
 from __future__ import annotations
 
 import importlib
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a help page needs none)
+if TYPE_CHECKING:
+    from typing import Any
 
 # module -> the public names it defines
 _EXPORTS: dict[str, tuple[str, ...]] = {

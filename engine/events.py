@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 import enum
-import logging
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Literal
 
 import msgspec
-
-from engine.redaction import redact as redact  # re-exported: its old home
-
-log = logging.getLogger(__name__)
 
 FailureMode = Literal[
     "adapter_error", "no_valid_boundary", "budget_exhausted_forced", "validation_failed"
@@ -104,4 +99,18 @@ class EventBus:
             try:
                 subscriber(event)
             except Exception:
-                log.exception("event subscriber failed on %s", event_type(event))
+                import logging  # only now: a reader of the store never needs it
+
+                logging.getLogger(__name__).exception(
+                    "event subscriber failed on %s", event_type(event)
+                )
+
+
+def __getattr__(name: str) -> object:
+    """`redact`, re-exported from its old home, imported when asked for: a reader of the store
+    (status, cache list) never compiles the redaction patterns."""
+    if name == "redact":
+        from engine.redaction import redact
+
+        return redact
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

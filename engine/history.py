@@ -3,12 +3,26 @@ incrementally, so planning a turn costs O(new messages), not O(history) (§3.1).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from itertools import accumulate
 
-from engine.cache_key import canonical_message_bytes
+from engine.message_list import MessageList, synthetic_at
 from engine.messages import Message, MessageMetadata, Role, TextContentBlock
 from engine.tokens import TokenCounter, estimate_message_tokens
+
+_encode_canonical: Callable[[Message], bytes] | None = None
+
+
+def _canonical(message: Message) -> bytes:
+    """engine.cache_key's canonical bytes, imported on first use: a history that only plans
+    (status, the session list) never loads msgpack and hashlib."""
+    global _encode_canonical
+    if _encode_canonical is None:
+        from engine.cache_key import canonical_message_bytes
+
+        _encode_canonical = canonical_message_bytes
+    return _encode_canonical(message)
 
 
 def floor_of(stable_prefix_end: int, message_count: int, last_synthetic: int | None) -> int:
@@ -42,7 +56,7 @@ class History:
             )
         self.counter = counter
         self.stable_prefix_end = stable_prefix_end
-        self.messages: list[Message] = []
+        self.messages: list[Message] | MessageList = []
         self.tokens: list[int] = []
         self._cumulative: list[int] = [0]
         # §5.1 canonical bytes of messages[:encoded], back to back in one buffer, message i at
@@ -57,8 +71,20 @@ class History:
         given = list(tokens) if tokens is not None else None
         if given is not None and len(given) != len(messages):
             raise ValueError("tokens must give one count per message")
+        if isinstance(messages, MessageList) and given is not None:
+            self._take_stored(messages, given)
+            return
         for index, message in enumerate(messages):
             self.append(message, given[index] if given is not None else None)
+
+    def _take_stored(self, messages: MessageList, tokens: list[int]) -> None:
+        """Messages read from a store with their stored counts: kept as they are (bodies decoded
+        on first read), the sums in one pass, the floor from the synthetic column; canonical
+        bytes wait for the first key over them (canonical_view)."""
+        self.messages = messages.copy()
+        self.tokens = tokens
+        self._cumulative = list(accumulate(tokens, initial=0))
+        self.floor = floor_of(self.stable_prefix_end, len(tokens), messages.last_synthetic())
 
     def __len__(self) -> int:
         return len(self.messages)
@@ -69,7 +95,7 @@ class History:
         self.tokens.append(count)
         self._cumulative.append(self._cumulative[-1] + count)
         if self.eager_canonical and len(self._offsets) == len(self.messages):
-            self._blob += canonical_message_bytes(message)
+            self._blob += _canonical(message)
             self._offsets.append(len(self._blob))
         if message.synthetic:  # now the last synthetic message
             self.floor = floor_of(
@@ -86,7 +112,7 @@ class History:
         view into the history's buffer, valid inside the `with` block only (the buffer cannot
         grow while a view of it is held)."""
         for message in self.messages[len(self._offsets) - 1 : end]:
-            self._blob += canonical_message_bytes(message)
+            self._blob += _canonical(message)
             self._offsets.append(len(self._blob))
         with memoryview(self._blob)[self._offsets[start] : self._offsets[end]] as view:
             yield view
@@ -120,7 +146,7 @@ class History:
             del self._blob[self._offsets[keep] :]
             del self._offsets[keep + 1 :]
             return
-        new = [canonical_message_bytes(m) for m in replacement]
+        new = [_canonical(m) for m in replacement]
         old_start, old_end = self._offsets[start], self._offsets[end]
         self._blob[old_start:old_end] = b"".join(new)
         shift = sum(map(len, new)) - (old_end - old_start)
@@ -142,7 +168,7 @@ class History:
         if self.floor <= start:  # it lay before the range (or there is none): unchanged
             return self.floor - 1 if self.floor > 0 else None
         for index in range(start - 1, -1, -1):  # the range held it: look further back
-            if self.messages[index].synthetic:
+            if synthetic_at(self.messages, index):
                 return index
         return None
 
@@ -150,7 +176,7 @@ class History:
         clone = History.__new__(History)
         clone.counter = self.counter
         clone.stable_prefix_end = self.stable_prefix_end
-        clone.messages = list(self.messages)
+        clone.messages = self.messages.copy()
         clone.tokens = list(self.tokens)
         clone._cumulative = list(self._cumulative)
         clone._blob = bytearray(self._blob)

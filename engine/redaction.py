@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-import threading
+from _thread import allocate_lock  # threading.Lock, without importing threading
 from urllib.parse import quote
 
 REDACTED = "[redacted]"
@@ -49,7 +49,7 @@ _SECRET_PATTERNS = (
 )
 
 _registered: set[str] = set()
-_lock = threading.Lock()
+_lock = allocate_lock()
 
 
 def is_credential_name(name: str) -> bool:

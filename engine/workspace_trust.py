@@ -21,7 +21,6 @@ command that trusts it.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shlex
 import uuid
@@ -74,6 +73,8 @@ def gated_keys(values: Mapping[str, object]) -> tuple[str, ...]:
 
 
 def digest(raw: bytes) -> str:
+    import hashlib  # on use: a workspace without a config file never needs it
+
     return hashlib.sha256(raw).hexdigest()
 
 
@@ -84,7 +85,7 @@ def workspace_key(workspace: Path | str) -> Path:
 
 def record_path(workspace: Path | str) -> Path:
     key = os.fsencode(str(workspace_key(workspace)))
-    return user_config_dir() / TRUSTED_DIR / f"{hashlib.sha256(key).hexdigest()}.json"
+    return user_config_dir() / TRUSTED_DIR / f"{digest(key)}.json"
 
 
 class TrustRecord(msgspec.Struct, frozen=True, kw_only=True):

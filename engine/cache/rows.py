@@ -4,7 +4,6 @@ column is checked before it is used)."""
 
 from __future__ import annotations
 
-import logging
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
@@ -14,7 +13,12 @@ import msgspec
 
 from engine.row_check import MAX_SUMMARY_CHARS, BadRow, int_col, text_col
 
-log = logging.getLogger("engine.cache")
+
+def _skipped(path: Path, bad: BadRow) -> None:
+    """A bad row is logged and skipped; logging is imported only then (a reader's start)."""
+    import logging
+
+    logging.getLogger("engine.cache").warning("compaction cache %s: %s; row skipped", path, bad)
 
 
 class CacheRow(msgspec.Struct, frozen=True):
@@ -76,7 +80,7 @@ def decode_rows(rows: Iterable[Any], path: Path) -> list[CacheRow]:
         try:
             good.append(decode_row(values))
         except BadRow as bad:
-            log.warning("compaction cache %s: %s; row skipped", path, bad)
+            _skipped(path, bad)
     return good
 
 
@@ -123,7 +127,7 @@ def decode_entries(rows: Iterable[Any], path: Path) -> list[CacheEntry]:
                 )
             )
         except BadRow as bad:
-            log.warning("compaction cache %s: %s; row skipped", path, bad)
+            _skipped(path, bad)
     return good
 
 

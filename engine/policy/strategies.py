@@ -18,7 +18,6 @@ never touched; the store archives what was replaced, so each can be undone):
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
@@ -31,7 +30,6 @@ from engine.messages import Message, ToolResultContentBlock, ToolUseContentBlock
 from engine.policy.payback import CACHE_READ_FACTOR, CACHE_WRITE_FACTOR, payback_turns
 from engine.policy.span import SpanPlan, plan_span
 from engine.policy.splice import SUMMARY_OPEN
-from engine.policy.tool_output import MASKED_PREFIX, key_lines
 from engine.tokens import estimate_text_tokens
 
 Strategy = Literal["summarize", "mask", "hybrid", "recompact"]
@@ -66,7 +64,11 @@ class StrategyPlan(msgspec.Struct, frozen=True):
     expected_saved_tokens: int
 
 
+# engine.policy.tool_output (its many patterns) and hashlib are a mask's, imported when a mask is
+# looked for: a plan for a summary, or for nothing (status), never needs them.
 def is_masked(content: str) -> bool:
+    from engine.policy.tool_output import MASKED_PREFIX
+
     return content.startswith(MASKED_PREFIX)
 
 
@@ -77,6 +79,10 @@ def placeholder(
     was, and a digest to tell two outputs apart; the original stays archived in the store.
     `digest=False`: the same length without hashing (what planning needs to count it).
     `keys`: with the output's key line (see keeps_key_lines)."""
+    import hashlib
+
+    from engine.policy.tool_output import MASKED_PREFIX, key_lines
+
     lines = content.splitlines() or [""]
     first = next((line.strip() for line in lines if line.strip()), "")
     if len(first) > _FIRST_LINE_CHARS:
@@ -268,8 +274,16 @@ def _summary_plan(strategy: str, span: SpanPlan | None, budget: int) -> Strategy
     return StrategyPlan(strategy, "summarize", span, max(0, span.span_tokens - budget))
 
 
+def __getattr__(name: str) -> object:
+    """MASKED_PREFIX, still importable from here, from tool_output when it is asked for."""
+    if name == "MASKED_PREFIX":
+        from engine.policy.tool_output import MASKED_PREFIX
+
+        return MASKED_PREFIX
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
-    "MASKED_PREFIX",
     "MASK_ENOUGH_FRACTION",
     "MASK_MIN_TOKENS",
     "MASK_ONLY_PAYBACK_TURNS",

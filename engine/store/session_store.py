@@ -11,8 +11,8 @@ docs/store-schema.md the tables.
 from __future__ import annotations
 
 import sqlite3
-import threading
 import time
+from _thread import RLock  # threading.RLock's own type, without importing threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from decimal import Decimal
@@ -122,7 +122,7 @@ class SessionStore:
         self._conn = conn
         self.path = path
         self.workspace = workspace
-        self._lock = threading.RLock()
+        self._lock = RLock()
         self._wrote = False  # whether this connection ever began a write (close checkpoints)
         self._clock: Callable[[], int] = _now_ms
         # The spend total each session's manager holds, as this store last saw it: spend is
@@ -343,10 +343,14 @@ class SessionStore:
         }
         with self._read() as conn:
             info = self._session(conn, session_id)
-            try:  # what SessionManager's constructor checks, done on the stored columns
-                snapshot = store_sql.read_snapshot(conn, info, validate=True)
-            except HistoryError as error:
-                raise StoreError(f"session {session_id!r} in {self.path}: {error}") from None
+            # What SessionManager's constructor checks, done on the stored columns; the bodies
+            # are decoded as the manager reads them (a long session resumes in O(columns)).
+            snapshot = store_sql.read_stored_snapshot(conn, info)
+            if snapshot is None:
+                try:
+                    snapshot = store_sql.read_snapshot(conn, info, validate=True)
+                except HistoryError as error:
+                    raise StoreError(f"session {session_id!r} in {self.path}: {error}") from None
         knobs = {name: getattr(info.config, name) for name in info.config.__struct_fields__}
         unknown = sorted(set(knob_overrides) - set(knobs))
         if unknown:
@@ -437,7 +441,9 @@ class SessionStore:
             seen = self._spend_seen.get(session_id)
             if info.revision == revision and (seen is None or seen == info.spent_usd):
                 return None
-            snapshot = store_sql.read_snapshot(conn, info)
+            snapshot = store_sql.read_stored_snapshot(conn, info) or store_sql.read_snapshot(
+                conn, info
+            )
         self._spend_seen[session_id] = snapshot.spent_usd
         return snapshot
 

@@ -7,15 +7,16 @@ module is what each transaction does to the tables, so the rules of the active h
 
 from __future__ import annotations
 
-import logging
 import sqlite3
 from collections.abc import Callable, Sequence
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from engine.history import History, floor_of
+from engine.message_list import MessageList, RowCodec
 from engine.messages import (
     HistoryError,
     Message,
@@ -45,7 +46,6 @@ from engine.store.rows import (
 from engine.store.schema import StoreError
 
 Hook = Callable[[str], None]
-log = logging.getLogger(__name__)
 
 _SQL_INSERT = (
     "INSERT INTO messages (session_id, position, role, tokens, tool_use_ids, tool_result_ids, "
@@ -95,10 +95,7 @@ def read_snapshot(
         # A compaction finds its span by this column and the manager by the bodies: if they
         # disagree every compaction is refused as "another process compacted".
         if row[7] != message.id:
-            raise StoreError(
-                f"session {sid!r}: messages.message_id of seq {row[0]} is {str(row[7])[:40]!r} "
-                f"but its body's id is {message.id[:40]!r}: restore the store"
-            )
+            raise StoreError(_id_mismatch(sid, row[0], row[7], message.id))
     tokens = [checked_int(sid, row[0], "tokens", row[2]) for row in rows]
     if validate and not _columns_valid(rows, messages):
         validate_history(messages)  # raises, naming the first message that breaks a rule
@@ -114,6 +111,127 @@ def read_snapshot(
 
 
 _NO_IDS = "[]"
+
+# The active rows as read_stored_snapshot keeps them, one tuple each (MessageList's stored rows):
+# the body and what it is checked against when it is decoded. The role as an index into _ROLE_OF
+# (NULL for any other text, which fails the checks), tool ids NULL for none: ints and None cost
+# Python nothing to build, 100,000 strings do.
+_SQL_STORED = (
+    "SELECT seq, body, tokens, position, synthetic, message_id, "
+    "CASE role WHEN 'user' THEN 0 WHEN 'assistant' THEN 1 END, "
+    "nullif(tool_use_ids, '[]'), nullif(tool_result_ids, '[]') FROM messages "
+    "WHERE session_id = ? AND position IS NOT NULL ORDER BY position"
+)
+_SYNTHETIC = 4
+_ROLE_OF = (Role.USER, Role.ASSISTANT)
+_INT = {int}
+_STR = {str}
+
+
+def read_stored_snapshot(conn: sqlite3.Connection, info: SessionInfo) -> SessionSnapshot | None:
+    """read_snapshot(validate=True) for a resumed manager, decoding no body: the columns are
+    checked in bulk (positions 0..n-1, integer token counts, the history rules on the role and
+    tool-id columns) and each body is decoded when it is first read, then checked against the
+    columns the history was validated by (_stored_decoder). The snapshot's messages are a
+    MessageList. None when anything looks unusual: the caller then reads with read_snapshot,
+    which names the row and the rule."""
+    rows = conn.execute(_SQL_STORED, (info.session_id,)).fetchall()
+    if not rows:
+        return None
+    tokens, positions, synthetic, ids, roles, uses, results = (
+        list(map(itemgetter(column), rows)) for column in range(2, 9)
+    )
+    count = len(rows)
+    if not (
+        positions == list(range(count))
+        and set(map(type, positions)) == _INT
+        and set(map(type, tokens)) == _INT
+        and min(tokens) >= 0
+        and set(synthetic) <= {0, 1}
+        and set(map(type, ids)) == _STR
+        and _shapes_valid(roles, uses, results)
+    ):
+        return None
+    return SessionSnapshot(
+        session_id=info.session_id,
+        messages=MessageList(
+            rows,
+            RowCodec(_stored_decoder(info.session_id), _SYNTHETIC),
+            last_synthetic=count - 1 - synthetic[::-1].index(1) if 1 in synthetic else None,
+        ),
+        tokens=tokens,
+        stable_prefix_end=min(info.stable_prefix_end, count),
+        spent_usd=info.spent_usd,
+        revision=info.revision,
+    )
+
+
+def _shapes_valid(roles: Sequence[Any], uses: Sequence[Any], results: Sequence[Any]) -> bool:
+    """check_shapes' rules on whole columns at once, for the usual history only: roles strictly
+    alternating, each message's tool_result ids written exactly as the message before wrote its
+    tool_use ids, tool blocks only where their role allows them, no id twice in a message (a
+    message's content is checked as its body is decoded). False is not a verdict, only "look
+    closer": check_shapes, message by message, names what is wrong."""
+    first = roles[0]
+    if first not in (0, 1) or set(roles[0::2]) != {first} or set(roles[1::2]) - {1 - first}:
+        return False
+    user_at = first  # user messages are roles[user_at::2] (role 0 is the user)
+    if set(uses[user_at::2]) - {None} or set(results[1 - user_at :: 2]) - {None}:
+        return False
+    if results[0] is not None or results[1:] != uses[:-1]:
+        return False
+    try:
+        for text in set(uses) - {None}:
+            ids = _column_ids(text)
+            if not ids or len(set(ids)) != len(ids):
+                return False
+    except (msgspec.MsgspecError, TypeError):
+        return False
+    return True
+
+
+def _stored_decoder(session_id: str) -> Callable[[tuple[Any, ...]], Message]:
+    """Decodes one of read_stored_snapshot's rows: a body that does not decode, or says other
+    than the columns the history was validated by, is a located StoreError when it is read."""
+
+    def decode(row: tuple[Any, ...]) -> Message:
+        seq, body, _, position, _, message_id, _, _, _ = row
+        message = body_message(seq, body, session_id)
+        if message.id != message_id:
+            raise StoreError(_id_mismatch(session_id, seq, message_id, message.id))
+        differs = _disagreement(message, row)
+        if differs is not None:
+            raise StoreError(
+                f"session {session_id!r}: message seq {seq} (position {position}): its body "
+                f"disagrees with the {differs}: written by something other than this engine; "
+                "restore the store"
+            )
+        return message
+
+    return decode
+
+
+def _disagreement(message: Message, row: tuple[Any, ...]) -> str | None:
+    """What of a stored row's columns its decoded body contradicts, if anything."""
+    _, _, _, _, synthetic, _, role, uses, results = row
+    if message.role is not _ROLE_OF[role]:
+        return "role column"
+    if message.synthetic != bool(synthetic):
+        return "synthetic column"
+    if message.tool_use_ids() != _column_ids(uses or _NO_IDS):
+        return "tool_use_ids column"
+    if message.tool_result_ids() != _column_ids(results or _NO_IDS):
+        return "tool_result_ids column"
+    if not message.content:
+        return "rule empty_content: it has no content block"
+    return None
+
+
+def _id_mismatch(session_id: str, seq: int, column: object, body_id: str) -> str:
+    return (
+        f"session {session_id!r}: messages.message_id of seq {seq} is {str(column)[:40]!r} "
+        f"but its body's id is {body_id[:40]!r}: restore the store"
+    )
 
 
 def read_plan_history(
@@ -286,7 +404,9 @@ def repair_counts(
     count, tokens = real_counts(conn, sid)
     if (count, tokens) == (info.message_count, info.total_tokens):
         return info
-    log.warning(
+    import logging  # a repair is rare: readers never load logging
+
+    logging.getLogger(__name__).warning(
         "session %r: sessions.message_count/total_tokens said %d/%d, the rows say %d/%d: repaired",
         sid, info.message_count, info.total_tokens, count, tokens,
     )  # fmt: skip

@@ -21,6 +21,12 @@ def main(argv: "Sequence[str] | None" = None) -> int:
 
         sys.stdout.write(overview())
         return 0
+    if args in (["inspect", "-h"], ["inspect", "--help"]):
+        # argparse's page for it, without argparse (cli.help_pages): what a new user runs next.
+        from metis_compaction_tui.cli.help_pages import inspect_help
+
+        sys.stdout.write(inspect_help())
+        return 0
     from metis_compaction_tui.cli.dispatch import main as dispatch_main
 
     return dispatch_main(argv)

@@ -19,7 +19,22 @@ import sys
 
 from metis_compaction_tui.cli import exit_codes
 from metis_compaction_tui.cli.errors import CliError
-from metis_compaction_tui.cli.overview import COMMAND_HELP, DESCRIPTION, EPILOG, PROG, USAGE
+from metis_compaction_tui.cli.help_pages import (
+    INSPECT_PATH_HELP,
+    INSPECT_SCRATCH_HELP,
+    KNOB_SCOPE,
+    LIMIT_HELP,
+    set_help,
+    workspace_flag_help,
+)
+from metis_compaction_tui.cli.overview import (
+    COMMAND_HELP,
+    DESCRIPTION,
+    EPILOG,
+    PROG,
+    USAGE,
+    terminal_columns,
+)
 from metis_compaction_tui.defaults import DEFAULT_LIMIT, DEMO_PACE, DEMO_TURNS, LOCAL_MODEL
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (--help pays for argparse)
@@ -39,19 +54,32 @@ SUBCOMMANDS = (
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The whole parser, or with `only` the subcommand named there in full and the others as
-    their names and one-line help (what the top-level --help lists): a command builds (and
-    imports) what its own options need, not every other's."""
-    parser = argparse.ArgumentParser(prog=PROG, usage=USAGE, description=DESCRIPTION, epilog=EPILOG)
+    """The whole parser; with `only` naming a subcommand, that subcommand alone (its run never
+    shows the others, and each costs argparse a parser); with `only=""` every subcommand as its
+    name and one-line help (what the top-level --help lists). A command builds (and imports)
+    what its own options need, not every other's."""
+    parser = argparse.ArgumentParser(
+        prog=PROG, usage=USAGE, description=DESCRIPTION, epilog=EPILOG, formatter_class=_Formatter
+    )
     parser.add_argument("--version", action=_Version, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", prog=PROG)
     for name, help_text in COMMAND_HELP.items():
+        if only and name != only:
+            continue
         build = _BUILDERS.get(name)
         if build is None or (only is not None and name != only):
-            sub.add_parser(name, add_help=False, help=help_text)
+            sub.add_parser(name, add_help=False, help=help_text, formatter_class=_Formatter)
         else:
-            build(sub.add_parser(name, help=help_text))
+            build(sub.add_parser(name, help=help_text, formatter_class=_Formatter))
     return parser
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's own layout and width (the terminal's less 2), the width found without the
+    shutil import argparse makes for it each time a parser is built."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, width=terminal_columns() - 2)
 
 
 def _json_flag(p: argparse.ArgumentParser) -> None:
@@ -59,13 +87,8 @@ def _json_flag(p: argparse.ArgumentParser) -> None:
 
 
 def _knob_flags(p: argparse.ArgumentParser) -> None:
-    _set_flag(p, "on a store, applies to this run only and is never saved")
-    p.add_argument(
-        "--limit",
-        type=_number(int, 1),
-        default=DEFAULT_LIMIT,
-        help=f"transcripts only: of a folder, the N most recently written ({DEFAULT_LIMIT})",
-    )
+    _set_flag(p, KNOB_SCOPE)
+    p.add_argument("--limit", type=_number(int, 1), default=DEFAULT_LIMIT, help=LIMIT_HELP)
 
 
 def _build_open(p: argparse.ArgumentParser) -> None:
@@ -84,22 +107,10 @@ def _build_demo(p: argparse.ArgumentParser) -> None:
 
 def _build_inspect(p: argparse.ArgumentParser) -> None:
     _knob_flags(p)
-    p.add_argument(
-        "path",
-        nargs="?",
-        type=_path,
-        default=None,
-        help="a transcript file or a folder of them (default: ~/.claude/projects, "
-        "~/.codex/sessions and ~/.codex/archived_sessions)",
-    )
+    # Its --help page is help_pages.inspect_help, written without argparse from these texts.
+    p.add_argument("path", nargs="?", type=_path, default=None, help=INSPECT_PATH_HELP)
     _workspace_flag(p, "path", "PATH")
-    p.add_argument(
-        "--scratch",
-        type=_path,
-        default=None,
-        help="where what-if compactions keep their cache (default: ~/.cache/metis-compaction-tui"
-        "/inspect)",
-    )
+    p.add_argument("--scratch", type=_path, default=None, help=INSPECT_SCRATCH_HELP)
 
 
 def _build_status(p: argparse.ArgumentParser) -> None:
@@ -227,7 +238,7 @@ def _workspace_flag(p: argparse.ArgumentParser, positional: str, metavar: str) -
         metavar=metavar,
         type=_path,
         default=None,
-        help=f"{metavar} given as an option instead (the two must not differ)",
+        help=workspace_flag_help(metavar),
     )
 
 
@@ -263,18 +274,10 @@ def _number(kind: type[int] | type[float], low: float, *, above: bool = False): 
 
 
 def _set_flag(p: argparse.ArgumentParser, scope: str) -> None:
-    from engine import CONFIG_FILE, METIS_DIR
-
     p.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KNOB=VALUE",
-        dest="sets",
-        help="a knob or summarizer setting, e.g. threshold_tokens=150000 or "
-        "summarizer.base_url=http://127.0.0.1:4000 (repeatable; over METIS_* and "
-        f"{METIS_DIR}/{CONFIG_FILE}; {scope})",
-    )
+        "--set", action="append", default=[], metavar="KNOB=VALUE", dest="sets",
+        help=set_help(scope),
+    )  # fmt: skip
 
 
 def _simulation_flags(p: argparse.ArgumentParser, *, pace: float) -> None:

@@ -30,6 +30,23 @@ COMMAND_HELP = {
 }
 
 
+def terminal_columns() -> int:
+    """shutil.get_terminal_size().columns, without importing shutil: COLUMNS when it is a
+    positive number, else standard output's terminal, else 80."""
+    import sys
+
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
 def _width() -> int:
     """As argparse's help formatter: COLUMNS, else the terminal's width, less 2."""
     columns = os.environ.get("COLUMNS", "")

@@ -137,5 +137,11 @@ def test_a_message_whose_id_and_body_disagree_is_refused_not_looped_on(tmp_path:
     )
     from engine.store import StoreError
 
-    with SessionStore.open(tmp_path) as store, pytest.raises(StoreError, match="message_id"):
-        store.manager(SESSION)
+    with SessionStore.open(tmp_path) as store:
+        # A resumed manager reads a body when it first needs it: the compaction's span is read
+        # before anything is summarized or committed, and the disagreement is named there.
+        manager = store.manager(SESSION, cache=None)
+        with pytest.raises(StoreError, match="message_id"):
+            manager.preview()
+        with pytest.raises(StoreError, match="message_id"):  # what `compact` checks first
+            store.verify(SESSION)
