@@ -90,16 +90,17 @@ class EveryTurnForced(msgspec.Struct, frozen=True):
         return _KEPT_BELOW_FLOOR.get(self.strategy, "earlier compactions")
 
     def explain(self) -> str:
+        """One sentence: from when, what is over the cap, and why it stays there."""
+        if self.strategy == "summarize":
+            why = "v1 never re-compacts a summary (§3.2)"
+        else:
+            why = f"the {self.strategy} strategy never takes them again"
         folds = _FOLDS_IT.get(self.strategy)
-        why = (
-            "v1 never re-compacts a summary (§3.2)"
-            if self.strategy == "summarize"
-            else (f"the {self.strategy} strategy never takes them again")
-        )
         return (
-            f"from turn {self.turn:,} every turn is forced: the {self.kept} alone "
-            f"({self.kept_tokens:,} tokens) are over the hard cap ({self.hard_cap_tokens:,}); "
-            f"{why}" + (f"; the {folds} strategy folds them" if folds else "")
+            f"from turn {self.turn:,} (message {self.before_index:,}) every turn is forced: "
+            f"the {self.kept} alone ({self.kept_tokens:,} tokens) are over the hard cap "
+            f"({self.hard_cap_tokens:,}); {why}"
+            + (f"; the {folds} strategy folds them" if folds else "")
         )
 
 

@@ -207,7 +207,9 @@ def test_as_summaries_pile_up_past_the_hard_cap_the_engine_compacts_every_turn_a
     before = [i for i, m in enumerate(recording) if m.opens_turn and 0 < i < forced.before_index]
     assert not all(index in live for index in before), "it began when the stand-ins passed the cap"
     text = forced.explain()
-    assert f"from turn {forced.turn:,} every turn is forced" in text
+    assert text.startswith(
+        f"from turn {forced.turn:,} (message {forced.before_index:,}) every turn is forced: "
+    )
     assert f"({forced.kept_tokens:,} tokens) are over the hard cap (3,000)" in text
     assert "§3.2" in text and "recompact" in text
 
