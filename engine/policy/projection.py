@@ -189,10 +189,19 @@ class Projection:
         # start at the floor): no text, no tool call. Only their tokens and origins are kept;
         # a fold re-reads earlier summaries and a mask's copies hold tool calls, so not those.
         if self.config.compaction_strategy == "summarize" and floor > start:
-            kept_tokens, kept_origins = tokens[start:floor], origin[start:floor]
-            kept_roles = "".join(
-                "a" if m.role is Role.ASSISTANT else "u" for m in messages[start:floor]
-            )
+            # What has the hard cap's worth of these after it is never kept by a truncation
+            # (§3.4 leaves pending tokens under the cap, and stand-ins only pile up after it):
+            # any cut drops it whole, so it is saved as one. The state stays bounded by the cap.
+            cap, fold_end = self.config.compaction_hard_cap_tokens, floor
+            while fold_end > start and history.range_tokens(fold_end - 1, floor) < cap:
+                fold_end -= 1  # O(what lies within the cap of the floor), not O(every fire)
+            kept_tokens, kept_origins = tokens[fold_end:floor], origin[fold_end:floor]
+            roles = ["a" if m.role is Role.ASSISTANT else "u" for m in messages[fold_end:floor]]
+            if fold_end > start:  # the origin of its first entry (where a cut reports it began)
+                kept_tokens.insert(0, history.range_tokens(start, fold_end))
+                kept_origins.insert(0, origin[start])
+                roles.insert(0, "u")
+            kept_roles = "".join(roles)
             del messages[start:floor], tokens[start:floor]
             origin = [*origin[:start], *origin[floor:]]
         return ProjectionState(

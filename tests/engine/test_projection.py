@@ -258,9 +258,13 @@ def test_a_projection_saved_and_restored_goes_on_as_one_never_stopped(strategy: 
         assert resumed.fires[-1] == whole.fires[-1]
         assert resumed.history.total_tokens == whole.history.total_tokens
         assert resumed.every_turn_forced() == whole.every_turn_forced()
-    if strategy == "summarize":  # the stand-ins are saved as numbers, not messages
-        state = whole.snapshot()
+    if strategy == "summarize":  # the stand-ins are saved as numbers, not messages, and what
+        state = whole.snapshot()  # lies past the hard cap's worth of them as one number
         assert len(state.messages) < 60 < len(state.kept_tokens)
+        below_floor = whole.history.floor - whole.history.stable_prefix_end
+        assert len(state.kept_tokens) < below_floor / 2
+        assert sum(state.kept_tokens) == whole.kept_tokens()
+        assert sum(state.kept_tokens[1:]) < PILE_UP.compaction_hard_cap_tokens
 
 
 def test_a_restored_state_that_does_not_hold_together_is_refused() -> None:
@@ -275,3 +279,50 @@ def test_a_restored_state_that_does_not_hold_together_is_refused() -> None:
     ):
         with pytest.raises(ValueError, match="projection state"):
             Projection.restore(PILE_UP, broken)
+
+
+def test_a_truncation_after_a_restore_cuts_where_one_never_stopped_would() -> None:
+    """A turn of only a prompt (a recording need not alternate) leaves a lone tool call as the
+    span: no valid boundary (§3.3), so at the hard cap the projection truncates (§3.4), earlier
+    stand-ins first. The saved state folds what any cut drops whole, and still cuts the same."""
+    recording: list[Message] = []
+    for index in range(300):
+        recording.append(user(f"u{index}", "ask " * 60))
+        recording.append(tool_call(f"c{index}", f"k{index}", text="call " * 80))
+        if index % 20 == 19:  # the call left hanging, and a turn of only a prompt
+            recording.append(user(f"v{index}", "again " * 30))
+        else:
+            recording.append(tool_result(f"r{index}", f"k{index}", output="out " * 40))
+            recording.append(assistant(f"a{index}", "done " * 30))
+    config = CompactionConfig(
+        compaction_model="local:extractive",
+        compaction_threshold_tokens=300,
+        compaction_hard_cap_tokens=600,
+        compaction_preserve_recent_turns=1,
+        compaction_max_summary_tokens=40,
+    )
+    pairs = _with_tokens(recording)
+    whole = Projection(config)
+    whole.feed(pairs)
+    truncations = [f for f in whole.fires if f.kind == "truncation"]
+    assert len(truncations) > 5 and all(f.action == "forced" for f in truncations)
+    # Each cut starts at the recording's start (the oldest go first) and ends before the turn.
+    assert all(f.span_start == 0 < f.span_end < f.before_index for f in truncations)
+    # A truncation takes the pile under the cap: a run of forced turns begins after the last.
+    forced = whole.every_turn_forced()
+    assert forced is not None and forced.before_index > truncations[-1].before_index
+    folded = 0
+    for cut in range(1, len(pairs), 7):
+        first = Projection(config)
+        first.feed(pairs[:cut])
+        state = msgspec.msgpack.decode(
+            msgspec.msgpack.encode(first.snapshot()), type=ProjectionState
+        )
+        assert sum(state.kept_tokens) == first.kept_tokens()
+        folded += len(state.kept_tokens) < first.history.floor - first.history.stable_prefix_end
+        resumed = Projection.restore(config, state)
+        resumed.feed(pairs[cut:])
+        assert resumed.fire_count == whole.fire_count
+        assert resumed.fires[-1] == whole.fires[-1]
+        assert resumed.history.total_tokens == whole.history.total_tokens
+    assert folded, "some saved states folded what any cut drops whole"
