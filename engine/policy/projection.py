@@ -68,7 +68,7 @@ class ProjectedCompaction(msgspec.Struct, frozen=True):
     action: TriggerAction
     reason: TriggerReason
     pending_tokens: int  # pending history tokens when it fired
-    span_start: int  # the recording's messages[span_start:span_end] were summarized
+    span_start: int  # the recording's messages[span_start:span_end] were summarized (dropped)
     span_end: int
     span_tokens: int  # a truncation: the tokens it dropped, earlier stand-ins included
     kind: Kind = "summary"  # "truncation": §3.4 at the hard cap, with no span to compact
@@ -113,9 +113,10 @@ class ForcedSince(msgspec.Struct, frozen=True):
 
 
 class ProjectionState(msgspec.Struct, frozen=True):
-    """A projection saved between processes (the status line resumes one per call). Everything
-    before the history's floor only counts as tokens once our summarize strategy has compacted
-    it, so `snapshot` folds it into one stand-in: the state stays the size of the live tail."""
+    """A projection saved between processes (the status line resumes one per call). Under our
+    summarize strategy what lies below the history's floor is only tokens (stand-ins, notices,
+    fillers), so `snapshot` keeps it as numbers, and what lies a hard cap's worth below the floor
+    as one: the state stays the size of the live tail plus what a truncation may keep."""
 
     messages: list[Message]
     tokens: list[int]
