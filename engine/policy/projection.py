@@ -167,14 +167,14 @@ class Projection:
     def every_turn_forced(self) -> EveryTurnForced | None:
         """When the recording ends in a run of forced turns that the strategy cannot leave
         (what it never takes again is over the hard cap alone), where that run began. O(1)."""
-        since = self._forced_since
-        if since is None:
-            return None
+        since, kept = self._forced_since, self.kept_tokens()
+        if since is None or kept < self.config.compaction_hard_cap_tokens:
+            return None  # none, or a truncation (§3.4) has just taken the pile under the cap
         return EveryTurnForced(
             turn=since.turn,
             before_index=since.before_index,
             fires=self.fire_count - since.fire_count,
-            kept_tokens=self.kept_tokens(),
+            kept_tokens=kept,
             hard_cap_tokens=self.config.compaction_hard_cap_tokens,
             strategy=self.config.compaction_strategy,
         )

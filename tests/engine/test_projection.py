@@ -311,6 +311,11 @@ def test_a_truncation_after_a_restore_cuts_where_one_never_stopped_would() -> No
     # A truncation takes the pile under the cap: a run of forced turns begins after the last.
     forced = whole.every_turn_forced()
     assert forced is not None and forced.before_index > truncations[-1].before_index
+    for truncation in truncations[:3]:
+        upto = Projection(config)
+        upto.feed(pairs[: truncation.before_index + 1])  # the turn it truncated before
+        assert upto.fires[-1] == truncation and upto.every_turn_forced() is None
+        assert upto.kept_tokens() < config.compaction_hard_cap_tokens
     folded = 0
     for cut in range(1, len(pairs), 7):
         first = Projection(config)
