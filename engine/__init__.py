@@ -101,6 +101,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "plan_turn",
     ),
     "engine.policy.projection": (
+        "EveryTurnForced",
         "ProjectedCompaction",
         "Projection",
         "ProjectionState",

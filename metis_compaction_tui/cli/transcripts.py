@@ -160,6 +160,7 @@ def transcript_status(recording: Recording) -> dict[str, Any]:
             "projected_compactions": [msgspec.to_builtins(f) for f in view.projected],
             "projected_count": view.projected_count,
             "projected_span_tokens": view.projected_span_tokens,
+            "projected_reason": forced.explain() if (forced := view.projected_forced) else None,
             "recorded_usage": {
                 "responses": view.usage_count,
                 "last_recorded_context_tokens": view.last_recorded_tokens,
@@ -248,13 +249,16 @@ def cmd_transcript_status(
         write_status_text(s, out)
         fires = s["transcript"]["projected_compactions"]
         agent = s["transcript"]["agent_compactions"]
+        count = s["transcript"]["projected_count"]  # every fire; `fires` holds a bounded few
         first = f", the first before message {fires[0]['before_index']}" if fires else ""
         own = "; ".join(agent_compaction_line(c) for c in agent[:3])
         own = f" ({own}{'; ...' if len(agent) > 3 else ''})" if own else ""
         out.write(
             f"  agent      {len(agent)} compaction(s) of its own{own}; ours would make "
-            f"{len(fires)}{first}\n"
+            f"{count:,}{first}\n"
         )
+        if s["transcript"]["projected_reason"]:  # why ours fires on (almost) every turn
+            out.write(f"  ours       {one_line(s['transcript']['projected_reason'])}\n")
         skipped = s["transcript"]["skipped"]
         if skipped:  # records that are not conversation, counted: nothing is dropped unsaid
             kinds = ", ".join(f"{n:,} {one_line(kind)}" for kind, n in list(skipped.items())[:6])

@@ -17,6 +17,7 @@ from engine import (
     CompactionConfig,
     CompactionEvent,
     CompactionRecord,
+    EveryTurnForced,
     History,
     Message,
     ProjectedCompaction,
@@ -149,6 +150,9 @@ class AgentView:
     notes: tuple[str, ...] = ()  # skipped records, warnings: one line each
     projected_count: int = 0  # every fire of ours, `projected` holding a bounded few
     projected_span_tokens: int = 0  # the tokens of every span ours would have compacted
+    # When ours ends up firing every turn (engine.policy.projection.EveryTurnForced): from when
+    # and why. None when it does not.
+    projected_forced: EveryTurnForced | None = None
 
     @property
     def summary_ids(self) -> frozenset[str]:

@@ -301,6 +301,7 @@ class Recording:
             notes=self.notes if notes is None else notes,
             projected_count=self.projection.fire_count,
             projected_span_tokens=self._span_total,
+            projected_forced=self.projection.every_turn_forced(),  # O(1)
         )
 
 

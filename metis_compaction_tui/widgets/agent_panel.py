@@ -48,7 +48,25 @@ def agent_lines(view: AgentView) -> list[list[str]]:
             + agent
         )
     fires = view.projected  # the first and the most recent few; projected_count has them all
-    if fires:
+    forced = view.projected_forced
+    if fires and forced is not None:
+        # Why ours fires on every turn (engine.policy.projection says when): kept in sight.
+        count = max(view.projected_count, len(fires))
+        since = f"every turn forced from turn {forced.turn:,}"
+        kept, cap = short_tokens(forced.kept_tokens), short_tokens(forced.hard_cap_tokens)
+        noun = forced.kept.removeprefix("stand-in ")
+        over = f"{forced.kept} {kept} > hard cap {cap}"
+        ours = [
+            f"{count:,} compaction(s) under these knobs, first before msg {fires[0].before_index}; "
+            f"{since}: {over} (never compacted again, §3.2) · w: what-if",
+            f"{count:,}; {since}: {over} (§3.2) · w: what-if",
+            f"{count:,} fires; {since}: {forced.kept} {kept} > cap {cap} (§3.2)",
+            f"{count:,}; {since}: {noun} {kept} > cap {cap} (§3.2)",
+            f"{count:,}; every turn from {forced.turn:,} forced: {noun} {kept} > cap {cap}",
+            f"{count:,}; forced from turn {forced.turn:,}: {noun} {kept} > cap {cap}",
+            f"{count:,}; {since}",
+        ]
+    elif fires:
         first = fires[0]
         last = fires[-1]
         count = max(view.projected_count, len(fires))

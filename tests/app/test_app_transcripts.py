@@ -63,6 +63,37 @@ async def test_a_real_claude_code_transcript_shows_the_agent_beside_our_engine(
         assert app.data is not None and app.data.message_count == 11
 
 
+async def test_the_ours_line_says_why_ours_fires_every_turn_in_one_line_at_100_columns(
+    tmp_path: Path,
+) -> None:
+    """v1 stand-in summaries pile past a small hard cap (§3.2): the agent panel's Ours row says
+    from which turn every turn is forced and why, in one row that fits 100 columns."""
+    writer = ClaudeCodeWriter(5)
+    path = tmp_path / "long.jsonl"
+    path.write_text("".join(line for _ in range(120) for line in writer.turn()))
+    piled = CompactionConfig(
+        compaction_model="local:extractive",
+        compaction_threshold_tokens=1_500,
+        compaction_hard_cap_tokens=3_000,
+        compaction_max_summary_tokens=200,
+    )
+    app = _app(path, tmp_path, piled)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await loaded(pilot, app)
+        panel = app.query_one(AgentPanel)
+        view = app.data.agent if app.data is not None else None
+        assert view is not None and view.projected_forced is not None
+        forced = view.projected_forced
+        rows = panel.render().plain.splitlines()
+        assert len(rows) == 3
+        (ours,) = [row for row in rows if row.startswith("Ours")]
+        assert len(ours) <= panel.size.width <= 100
+        # The panel beside the session list is 72 columns: the wording that says most and fits.
+        assert ours.startswith(f"Ours      {view.projected_count:,}; every turn ")
+        assert f" {forced.turn:,} forced: summaries " in ours and "> cap 3.0k" in ours
+        assert "…" not in ours  # a wording that fits, not one cut
+
+
 async def test_the_app_tails_the_transcript_as_the_agent_writes_it(tmp_path: Path) -> None:
     writer = ClaudeCodeWriter(7, compact_every=4)
     path = tmp_path / "live.jsonl"

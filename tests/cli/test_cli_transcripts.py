@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Literal
 
 import msgspec
 import pytest
@@ -38,6 +39,7 @@ class ProjectedJson(Strict):
     span_start: int
     span_end: int
     span_tokens: int
+    kind: Literal["summary", "mask", "truncation"]
 
 
 class UsageJson(Strict):
@@ -73,6 +75,7 @@ class TranscriptJson(Strict):
     projected_compactions: list[ProjectedJson]
     projected_count: int
     projected_span_tokens: int
+    projected_reason: str | None
     recorded_usage: UsageJson
     skipped: dict[str, int]
     warnings: list[str]
@@ -120,6 +123,44 @@ def test_status_json_of_a_transcript_has_the_documented_shape(
     assert transcript.projected_compactions, "40 turns cross a 3,000-token threshold"
     assert transcript.recorded_usage.responses == 80  # two responses a turn (one split)
     assert hashlib.sha256(live.read_bytes()).digest() == before
+
+
+def test_status_says_why_ours_fires_on_every_turn_once_its_summaries_pass_the_hard_cap(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """v1 never re-compacts a summary (§3.2): under a small hard cap the stand-ins alone pass it
+    and every later turn is forced. `status` says so, in --json and in its text, and counts
+    every fire, not only the bounded few it lists."""
+    path = tmp_path / "long.jsonl"
+    writer = ClaudeCodeWriter(5)
+    path.write_text("".join(line for _ in range(120) for line in writer.turn()))
+    knobs = ("--set", "threshold_tokens=1500", "--set", "hard_cap_tokens=3000")
+    knobs += ("--set", "max_summary_tokens=200")
+    code, out, err = run(capsys, "status", str(path), "--json", *knobs)
+    assert code == 0, err
+    (session,) = msgspec.json.decode(out, type=TranscriptStatus).sessions
+    transcript = session.transcript
+    reason = transcript.projected_reason
+    assert reason is not None and reason.startswith("from turn ")
+    assert ") every turn is forced: the stand-in summaries alone (" in reason
+    assert "are over the hard cap (3,000); v1 never re-compacts a summary (§3.2)" in reason
+    assert transcript.projected_count > len(transcript.projected_compactions)
+    assert {f.kind for f in transcript.projected_compactions} == {"summary"}
+    last = transcript.projected_compactions[-1]
+    assert last.action == "forced" and last.reason == "hard_cap_crossed"
+
+    code, text, err = run(capsys, "status", str(path), *knobs)
+    assert code == 0, err
+    assert f"ours would make {transcript.projected_count:,}, the first" in text
+    assert f"  ours       {reason}\n" in text
+
+    # Ours folding its summaries (§12.4) never piles them up: no reason to give.
+    code, out, err = run(
+        capsys, "status", str(path), "--json", *knobs, "--set", "strategy=recompact"
+    )
+    assert code == 0, err
+    (session,) = msgspec.json.decode(out, type=TranscriptStatus).sessions
+    assert session.transcript.projected_count and session.transcript.projected_reason is None
 
 
 def test_a_transcripts_what_if_knobs_come_from_the_workspace_it_runs_in(
