@@ -22,7 +22,7 @@ from engine import (
 from engine.events import redact as scrub_secrets  # the engine's §6 rule, used by the app
 from engine.layout import app_error_log_path, metis_dir
 from engine.summarizers.base import ErrorClass, SummarizerError
-from metis_compaction_tui.error_text import error_line
+from metis_compaction_tui.error_text import LINE_CHARS, error_line
 from metis_compaction_tui.screens import knobs
 from metis_compaction_tui.screens.cache_browser import CacheBrowserScreen
 from metis_compaction_tui.sources.base import ActionRefused, SourceUnavailable
@@ -75,7 +75,7 @@ def test_error_line_gives_a_typed_errors_own_words_and_a_bugs_plain_sentence(
     log = app_error_log_path(tmp_path)
     assert bug == f"unexpected error while compacting: RuntimeError; details in {log}"
     assert_logged(tmp_path, "RuntimeError")
-    assert len(error_line(SourceUnavailable("x" * 10_000), "reading")) == 300
+    assert len(error_line(SourceUnavailable("x" * 10_000), "reading")) == LINE_CHARS
 
 
 def test_scrub_secrets_covers_keys_and_credential_headers() -> None:

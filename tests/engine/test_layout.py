@@ -38,13 +38,15 @@ def test_file_identity_changes_when_a_file_is_replaced(tmp_path: Path) -> None:
     assert layout.file_identity(path) not in (None, before)
 
 
-# The status line's fast half writes the paths out (importing the engine costs more than its whole
-# call); tests/statusline/test_statusline.py checks its paths against engine.layout's.
+# The status line's fast half and the help pages write their paths out (importing the engine
+# costs more than their whole call); tests/statusline and tests/cli check them against
+# engine.layout's.
 ALLOWED = (
     ROOT / "engine" / "layout.py",
     Path(__file__),
     ROOT / "metis_compaction_tui" / "statusline" / "workspace.py",
     ROOT / "tests" / "statusline" / "test_statusline.py",
+    ROOT / "metis_compaction_tui" / "cli" / "help_pages.py",
 )
 
 

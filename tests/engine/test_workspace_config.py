@@ -502,9 +502,9 @@ def test_summarizer_no_key_is_read_from_the_file_and_the_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A model server that takes no key says so; sending none needs no trust (it sends less)."""
-    folder = tmp_path / ".metis"
-    folder.mkdir()
-    (folder / "config.yaml").write_text(
+    path = config_path(tmp_path)
+    path.parent.mkdir()
+    path.write_text(
         'compaction_model: "anthropic:qwen"\nsummarizer:\n  no_key: true\n'
         "  price: {input_per_mtok: 0, output_per_mtok: 0}\n"
     )
