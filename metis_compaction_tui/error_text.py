@@ -30,7 +30,8 @@ from metis_compaction_tui.importers.model import TranscriptError
 from metis_compaction_tui.safe_text import neutralise
 from metis_compaction_tui.sources.base import ActionRefused, SourceUnavailable
 
-LINE_CHARS = 1_000  # room for two long paths (a file and a command naming its folder); a 3 MB error is cut
+# Room for two long paths (a file, and a command naming its folder); a 3 MB error is still cut.
+LINE_CHARS = 1_000
 LOG_MAX_BYTES = 1_000_000  # past this the log starts again: it is for the latest surprises
 
 # Errors whose message is written for a user. Anything else is unexpected and logged.
