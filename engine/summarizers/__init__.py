@@ -110,7 +110,9 @@ def missing_key(model: str, settings: SummarizerSettings | None = None) -> str |
         (OPENAI_PREFIX, "OPENAI_API_KEY", "OPENAI_BASE_URL"),
     ):
         if model.startswith(prefix):
-            have = os.environ.get(key)
+            # An Anthropic gateway may take a bearer token instead of a key, as the SDK does.
+            token = os.environ.get("ANTHROPIC_AUTH_TOKEN") if prefix == ANTHROPIC_PREFIX else None
+            have = os.environ.get(key) or token
             keyless = sends_no_key(
                 chosen.base_url or os.environ.get(url), have, no_key=chosen.no_key
             )

@@ -8,7 +8,6 @@ one ErrorClass (provider-adapter-contract §6) so §3.4 can decide whether to fa
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import time
@@ -22,7 +21,13 @@ from anthropic.types import Message as APIMessage
 
 from engine.policy.summary_budget import SummaryCallPrice
 from engine.redaction import redact, register_secret
-from engine.summarizers.base import ErrorClass, SummarizerError, SummaryRequest, SummaryResult
+from engine.summarizers.base import (
+    ErrorClass,
+    SummarizerError,
+    SummaryRequest,
+    SummaryResult,
+    within_deadline,
+)
 from engine.summarizers.keyless import KEY_HEADERS, sends_no_key
 from engine.summarizers.pricing import CallUsage, ModelPrice, cost_of, price_for, usage_cost
 from engine.summarizers.request import (
@@ -186,17 +191,7 @@ class AnthropicSummarizer:
         await self._client.close()
 
     async def _within_deadline(self, call: Awaitable[_T]) -> _T:
-        """`call` bounded as a whole by timeout_s: the SDK's timeout is per read (a server that
-        trickles a byte at a time never trips it) and its retries each get a new one. On the
-        deadline the call is cancelled, which closes its connection."""
-        try:
-            return await asyncio.wait_for(call, self._timeout_s)
-        except TimeoutError:
-            raise self._failure(
-                ErrorClass.NETWORK,
-                f"timeout: no complete answer within {self._timeout_s}s (the whole call, "
-                "retries included; summarizer.timeout_s)",
-            ) from None
+        return await within_deadline(call, self._timeout_s, self._failure)
 
     async def _create(self, body: MessagesRequest, max_tokens: int) -> object:
         extra: dict[str, Any] = {"tools": body.tools} if body.tools else {}

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Awaitable, Callable
 from decimal import Decimal
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 import msgspec
 
@@ -83,3 +84,24 @@ class Summarizer(Protocol):
         ...
 
     async def aclose(self) -> None: ...
+
+
+_T = TypeVar("_T")
+
+
+async def within_deadline(
+    call: Awaitable[_T], timeout_s: float, failure: Callable[[ErrorClass, str], SummarizerError]
+) -> _T:
+    """`call` bounded as a whole by timeout_s: an SDK's timeout is per read (a server that
+    trickles a byte at a time never trips it) and its retries each get a new one. On the
+    deadline the call is cancelled, which closes its connection."""
+    import asyncio  # only a summary call pays for it (the status line loads this module)
+
+    try:
+        return await asyncio.wait_for(call, timeout_s)
+    except TimeoutError:
+        raise failure(
+            ErrorClass.NETWORK,
+            f"timeout: no complete answer within {timeout_s}s (the whole call, retries "
+            "included; summarizer.timeout_s)",
+        ) from None

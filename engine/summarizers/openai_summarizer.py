@@ -24,14 +24,16 @@ import openai
 from openai.types.chat import ChatCompletion
 
 from engine.policy.summary_budget import SummaryCallPrice
+from engine.redaction import redact, register_secret
 from engine.summarizers.base import (
     ErrorClass,
     SummarizerError,
     SummaryRequest,
     SummaryResult,
     status_error_class,
+    within_deadline,
 )
-from engine.summarizers.keyless import sends_no_key
+from engine.summarizers.keyless import KEY_HEADERS, sends_no_key
 from engine.summarizers.pricing import CallUsage, ModelPrice, cost_of, usage_cost
 from engine.summarizers.request import TRIM_TOOL_OUTPUT_TOKENS, standalone_request
 from engine.summarizers.sdk_logs import redact_logs_of
@@ -43,7 +45,7 @@ PROMPT_OVERHEAD_TOKENS = 600
 # The SDK will not build a client without some key. A keyless call omits the Authorization
 # header on every request, so this placeholder never leaves the process.
 _NO_KEY_PLACEHOLDER = "no-key-sent"
-_OMIT_KEY = {"Authorization": openai.Omit()}
+_OMIT_KEY = dict.fromkeys(KEY_HEADERS, openai.Omit())
 
 redact_logs_of("openai", "openai._base_client")
 
@@ -70,8 +72,7 @@ class OpenAISummarizer:
         self._timeout_s = timeout_s
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY") or None
         keyless = sends_no_key(base_url or os.environ.get("OPENAI_BASE_URL"), key, no_key=no_key)
-        # Never stored where a repr or log can reach; kept to redact it from a server's echo.
-        self._secret = None if keyless else key
+        register_secret(key)  # a key passed in code is a secret like the environment's
         self._extra_headers: dict[str, Any] | None = _OMIT_KEY if keyless else None
         self._client: openai.AsyncOpenAI | None = None
         if keyless or key:
@@ -99,7 +100,8 @@ class OpenAISummarizer:
             *({"role": m["role"], "content": m["content"]} for m in body.messages),
         ]
         started = time.perf_counter()
-        response = await self._create(messages, request.max_tokens)
+        create = self._create(messages, request.max_tokens)
+        response = await within_deadline(create, self._timeout_s, self._failure)
         latency_ms = round((time.perf_counter() - started) * 1000)
         return self._result(response, latency_ms)
 
@@ -171,10 +173,9 @@ class OpenAISummarizer:
     def _failure(
         self, error_class: ErrorClass, message: str, *, billed_cost_usd: Decimal = Decimal(0)
     ) -> SummarizerError:
-        if self._secret:
-            message = message.replace(self._secret, "[redacted]")  # a server may echo what it got
+        # A server may echo what it got: the key, and any other credential (engine.redaction).
         return SummarizerError(
-            error_class, f"{self.name}: {message}", billed_cost_usd=billed_cost_usd
+            error_class, redact(f"{self.name}: {message}"), billed_cost_usd=billed_cost_usd
         )
 
 

@@ -246,3 +246,52 @@ def test_without_the_extra_the_command_says_what_to_install_in_one_line(tmp_path
     assert done.stderr.count("\n") == 1, done.stderr
     assert "pip install 'metis-compaction-tui[openai]'" in done.stderr
     assert list(tmp_path.iterdir()) == []  # refused before the store was made
+
+
+async def test_a_trickling_server_cannot_stretch_the_whole_call_deadline() -> None:
+    """The SDK's timeout is per read and each retry gets a new one: a server sending a byte at a
+    time never trips it. summarizer.timeout_s bounds the whole call, retries included."""
+    import threading
+    import time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Trickle(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "100000")
+            self.end_headers()
+            try:
+                for _ in range(200):  # 60 s at most, long past the deadline
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    time.sleep(0.3)
+            except OSError:  # the client hung up: the deadline did its work
+                return
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Trickle)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        summarizer = OpenAISummarizer(
+            "llama3.2:3b",
+            price=PRICE.model_price("llama3.2:3b"),
+            api_key=KEY,
+            base_url=f"http://127.0.0.1:{server.server_port}/v1",
+            timeout_s=1.0,
+            max_retries=2,
+        )
+        with pytest.raises(SummarizerError) as failed:
+            await summarizer.summarize(REQUEST)
+        await summarizer.aclose()
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+    assert failed.value.error_class is ErrorClass.NETWORK
+    assert "the whole call, retries included" in str(failed.value)
