@@ -11,6 +11,7 @@ from engine.summarizers.base import EXTRACTIVE_MODEL
 from engine.summarizers.settings import SummarizerSettings
 
 ANTHROPIC_DEFAULT = "Anthropic API default"
+OPENAI_DEFAULT = "OpenAI API default"
 OFFLINE = "offline"
 
 
@@ -47,4 +48,11 @@ def call_endpoint(
         if env_url:  # the SDK reads it when no base URL is passed
             return f"{origin_of(env_url)} (ANTHROPIC_BASE_URL)"
         return ANTHROPIC_DEFAULT
+    if model.startswith("openai:"):
+        if chosen.base_url:
+            return origin_of(chosen.base_url)
+        env_url = (os.environ if environ is None else environ).get("OPENAI_BASE_URL")
+        if env_url:  # the SDK reads it when no base URL is passed
+            return f"{origin_of(env_url)} (OPENAI_BASE_URL)"
+        return OPENAI_DEFAULT
     return "the summarizer the program was given"

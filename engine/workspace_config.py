@@ -32,12 +32,14 @@ from engine.layout import METIS_DIR, config_path, user_config_path
 from engine.safe_files import FileRefused, read_regular
 from engine.summarizers.settings import StatedPrice, SummarizerSettings
 from engine.workspace_trust import (
+    TRUSTED,
     TrustError,
     TrustRecord,
     WorkspaceTrust,
     assess,
     digest,
     gated_keys,
+    is_gated,
     record_path,
     workspace_key,
     write_record,
@@ -470,6 +472,22 @@ class ResolvedConfig(msgspec.Struct, frozen=True, kw_only=True):
         workspace file sets a gated setting it may not, one line naming key, file and remedy."""
         self.trust.require(command)
 
+    def require_stored_model(self, session_id: str, stored: CompactionConfig, command: str) -> None:
+        """The session store is a workspace file too: a model it names that picks another
+        provider (engine.workspace_trust.is_gated) is used only when the user chose it, by a
+        flag, the environment, their own config or a trusted workspace config."""
+        model = stored.compaction_model
+        if self.origins["compaction_model"].kind != DEFAULT or self.trust.state == TRUSTED:
+            return
+        if is_gated("compaction_model", model):
+            raise ConfigError(
+                "compaction_model",
+                f"session {session_id!r} in the store names {model!r}, another provider than "
+                f"anthropic: or local:, and nothing of yours chose it, so `{command}` is refused; "
+                "name the model yourself (--set compaction_model=..., METIS_COMPACTION_MODEL or "
+                "your config file) to send the session there",
+            )
+
     def overrides(self) -> dict[str, Any]:
         """The knobs something set (flag, environment, a file): what they change in a session."""
         return {
@@ -708,4 +726,13 @@ def trust_workspace(workspace: Path | str) -> tuple[TrustRecord, dict[str, objec
         raise TrustError(
             f"{record_path(folder)}: cannot record trust: {error.strerror or error}"
         ) from None
-    return record, {key: values[key] for key in gated_keys(values)}
+    return record, {key: _shown(values[key]) for key in gated_keys(values)}
+
+
+def _shown(value: object) -> object:
+    """A gated value as `trust` shows it: an option named like a credential is a secret."""
+    from engine.redaction import looks_like_credential
+
+    if isinstance(value, dict):
+        return {k: "[redacted]" if looks_like_credential(str(k)) else v for k, v in value.items()}
+    return value

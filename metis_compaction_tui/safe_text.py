@@ -64,8 +64,9 @@ _HIDING = (
     | frozenset(range(0xE0100, 0xE01F0))  # variation selectors supplement
 )
 # Printable by str.isprintable() and still hiding: the fast path must look for these too.
+# Built from _HIDING with this interpreter's Unicode data, so no code point can slip between.
 _PRINTABLE_HIDING = re.compile(
-    "[\u115f\u1160\u17b4\u17b5\u180b-\u180d\u2800\u3164\uffa0\u034f\U000e0100-\U000e01ef]"
+    "[" + "".join(re.escape(chr(code)) for code in sorted(_HIDING) if chr(code).isprintable()) + "]"
 )
 # `exact` output (ids, titles: one_line in the CLI) must also tell apart what looks alike: the
 # emoji variation selectors, every space but U+0020, and the stand-ins this module prints, when

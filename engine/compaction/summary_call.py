@@ -22,8 +22,14 @@ from engine.policy.span import SpanPlan
 from engine.policy.splice import summary_text
 from engine.policy.strategies import keeps_key_lines, masked_span, summary_ceiling
 from engine.policy.summary_budget import FREE, SummaryCallPrice, summary_budget
-from engine.summarizers import Summarizer, SummarizerError, SummaryRequest
-from engine.summary_checks import check_answer, check_failure, summarizer_bounds
+from engine.summarizers import ErrorClass, Summarizer, SummarizerError, SummaryRequest
+from engine.summary_checks import (
+    check_answer,
+    check_failure,
+    cut_to_budget,
+    summarizer_bounds,
+    wrapper_safe,
+)
 
 
 def _probe(text: str) -> Message:
@@ -193,9 +199,10 @@ async def prepare_summary(
         strategy=config.compaction_strategy,
     )
     if cached is not None:
-        # §5.3: a hit makes no call and costs nothing.
+        # §5.3: a hit makes no call and costs nothing. The cache is a workspace file: its text
+        # can no more close or forge the §4.2 wrapper than a fresh answer can.
         return PreparedCompaction(
-            summary=cached.summary_text,
+            summary=wrapper_safe(cached.summary_text),
             model=cached.summarization_model,
             cache_hit=True,
             tokens_in=cached.span_token_count_in,
@@ -218,10 +225,20 @@ async def prepare_summary(
         # What it billed, checked like any usage figure; SessionManager charges it.
         raise check_failure(error, bounds) from error.__cause__
     counter = inputs.history.counter
-    result = check_answer(result, bounds, lambda text: counter(_probe(text)))
-    # §6: a model may repeat a key or token pasted in the span: neither the cache file nor the
-    # spliced summary keeps it.
-    summary = apply_ledger(redact(result.text), span_messages, None, max_tokens, count).text
+    try:
+        result = check_answer(result, bounds, lambda text: counter(_probe(text)))
+        # §6: a model may repeat a key or token pasted in the span: neither the cache file nor
+        # the spliced summary keeps it.
+        summary = apply_ledger(redact(result.text), span_messages, None, max_tokens, count).text
+        # The spliced message, §4.2 wrapper included, within max_tokens whatever came before.
+        summary, _ = cut_to_budget(summary, max_tokens, count)
+    except Exception as error:  # the call was paid for: the manager charges the request's bound
+        raise SummarizerError(
+            ErrorClass.BAD_RESPONSE,
+            f"the answer could not be used ({type(error).__name__}); charged at the request's "
+            f"bound ${bounds.bound_cost_usd}",
+            billed_cost_usd=bounds.bound_cost_usd,
+        ) from error
     # Cached before the manager writes the spend: if the store refuses then, a retry pays nothing.
     if summary.strip() and cache is not None:
         cache.put(

@@ -336,6 +336,9 @@ def cmd_compact(
         except StoreError as error:
             raise CliError(str(error)) from None
         settings.apply(info.config)  # a set knob clashing with the session's: named, up front
+        settings.require_stored_model(
+            session_id, info.config, "compact --dry-run" if dry_run else "compact"
+        )
         # A dry run writes nothing: it peeks at an existing cache and never creates one.
         cache_path = store.cache_path
         from engine import CompactionCache  # asyncio and the cache: compact's alone

@@ -302,6 +302,11 @@ class StoreSource:
         except ConfigError as untrusted:
             raise ActionRefused(str(untrusted)) from None
         with self._short_store() as store:
+            try:
+                stored = store.session_info(session_id).config
+                settings.require_stored_model(session_id, stored, "compact now")
+            except ConfigError as chosen_by_the_store:
+                raise ActionRefused(str(chosen_by_the_store)) from None
             # The workspace's knobs on top of the session's, and its summarizer settings (an
             # imported factory, a compatible endpoint, a stated price) for the model.
             manager = store.manager(

@@ -19,10 +19,11 @@ from engine.history import History
 from engine.messages import validate_history
 from engine.policy.plan import plan_turn
 from engine.policy.splice import NewId
-from engine.summarizers import ErrorClass, SummarizerError
+from engine.summarizers import ErrorClass, SummarizerError, SummaryRequest, SummaryResult
 from tests.history_builders import (
     FailingSummarizer,
     RecordingSummarizer,
+    chat,
     ids,
     tool_session,
 )
@@ -186,3 +187,37 @@ def test_a_mask_needs_no_call_and_commits_masked_copies() -> None:
     assert result.outcome.status == "compacted"
     assert all(m.id.endswith("~masked") for m in result.replacement.messages)
     assert result.record is not None and result.record.kind == "mask"
+
+
+class FillsItsBudget(RecordingSummarizer):
+    """Prose exactly as long as the request allows: the §4.2 wrapper comes on top of it."""
+
+    async def summarize(self, request: SummaryRequest) -> SummaryResult:
+        self.text = "word " * (3 * request.max_tokens // 5)
+        return await super().summarize(request)
+
+
+async def test_the_spliced_summary_stays_within_max_tokens_wrapper_included() -> None:
+    config = CompactionConfig(
+        compaction_threshold_tokens=300,
+        compaction_hard_cap_tokens=600,
+        compaction_preserve_recent_turns=2,
+        compaction_model="local:extractive",
+        compaction_max_summary_tokens=200,
+    )
+    chatty = StepInputs(
+        session_id="s1", history=History(chat(12, size=120)), config=config, spent_usd=Decimal(0)
+    )
+    plan = plan_turn(chatty.history, config, chatty.spent_usd)
+    assert plan.span is not None
+    summarizer = FillsItsBudget()
+    prepared = await prepare_summary(
+        chatty, plan.span, None, "threshold", summarizer=summarizer, cache=None
+    )
+    # Nothing for a work ledger in plain chat: the prose got the whole budget...
+    assert summarizer.requests[0].max_tokens == 200
+    result = commit_prepared(chatty, plan, prepared, "t1", now_ms=NOW, new_id=new_ids())
+    assert result.history is not None
+    summary = result.history.messages[plan.span.start]
+    # ...and the message it became, wrapper included, is held to it.
+    assert chatty.history.counter(summary) <= 200

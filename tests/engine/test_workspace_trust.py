@@ -159,3 +159,15 @@ def test_sqlite_files_problem_names_each_kind(tmp_path: Path) -> None:
     db.unlink()
     os.mkfifo(db)
     assert sqlite_files_problem(db) == "is a named pipe (FIFO), not a regular file: not opened"
+
+
+def test_trust_shows_what_it_allows_but_no_credential_option(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        'summarizer:\n  import: "tests.plugins.acme:make"\n'
+        '  options: {auth_token: "gw-secret-0123456789", region: eu}\n'
+        'compaction_model: "acme:small"\n',
+    )
+    _, allowed = trust_workspace(tmp_path)
+    assert allowed["summarizer.options"] == {"auth_token": "[redacted]", "region": "eu"}
+    assert allowed["summarizer.import"] == "tests.plugins.acme:make"

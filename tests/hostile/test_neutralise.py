@@ -139,3 +139,12 @@ def test_text_in_a_message_cannot_close_or_open_the_transcript_fence(text: str) 
 def test_a_summary_cannot_close_or_forge_its_wrapper(text: str) -> None:
     wrapper = re.compile(r"[<\uff1c\ufe64][^A-Za-z<>\uff1c\uff1e]{0,16}compaction_summary", re.I)
     assert not wrapper.search(wrapper_safe(text)), text
+
+
+def test_no_hiding_character_passes_the_fast_path() -> None:
+    """Every code point the module treats as hiding is shown, printable by str.isprintable()
+    (which the fast path trusts) or not."""
+    from metis_compaction_tui.safe_text import _HIDING
+
+    passed = [hex(code) for code in sorted(_HIDING) if chr(code) in neutralise(f"a{chr(code)}b")]
+    assert passed == []

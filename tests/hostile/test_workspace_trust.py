@@ -295,3 +295,41 @@ def test_transcript_commands_in_an_untrusted_folder_run_nothing(tmp_path: Path, 
     assert not marker.exists()
     for run in (preview, inspect, status):
         no_secret_in(run.out, run.err)
+
+
+def test_a_provider_named_only_by_the_store_is_refused_until_the_user_names_it(
+    tmp_path: Path, home: Path
+) -> None:
+    """The session store is a workspace file too: a session whose stored model is another
+    provider's (openai:) would send the session and OPENAI_API_KEY there with no config file at
+    all. Refused in one line until the user names the model; then the dry run goes ahead."""
+    import sqlite3
+
+    import msgspec
+
+    from engine import CompactionConfig
+
+    workspace = grown_workspace(tmp_path / "repo")
+    stored = msgspec.json.encode(CompactionConfig(compaction_model="openai:gpt-4o")).decode()
+    with sqlite3.connect(workspace / ".metis" / "sessions.sqlite") as db:
+        db.execute("UPDATE sessions SET config = ? WHERE session_id = ?", (stored, SESSION))
+    env = user_env(home, OPENAI_API_KEY=KEY)
+    refused = cli(env, "compact", SESSION, str(workspace), "--dry-run")
+    one_line_refusal(refused, "openai:gpt-4o", "another provider", "--set compaction_model=")
+    chosen = cli(
+        env,
+        "compact",
+        SESSION,
+        str(workspace),
+        "--dry-run",
+        "--set",
+        "compaction_model=openai:gpt-4o",
+        "--set",
+        "summarizer.price.input_per_mtok=1",
+        "--set",
+        "summarizer.price.output_per_mtok=2",
+    )
+    assert chosen.code == 0, chosen.err
+    assert "endpoint   OpenAI API default" in chosen.out, chosen.out
+    for done in (refused, chosen):
+        no_secret_in(done.out, done.err)
