@@ -189,11 +189,6 @@ def read_config_bytes(path: Path) -> bytes | None:
         raise ConfigFileError("(file)", f"unreadable: {error.strerror}", where=str(path)) from None
 
 
-def read_config_file(path: Path) -> tuple[ConfigLayer, dict[str, int]]:
-    """The file's layer and the line (1-based) of each key it sets; an absent file sets nothing."""
-    return parse_config(read_config_bytes(path), path)
-
-
 def parse_config(raw: bytes | None, path: Path) -> tuple[ConfigLayer, dict[str, int]]:
     """The layer and key lines of a config file's bytes (None: no file); errors name `path`."""
     if raw is None:

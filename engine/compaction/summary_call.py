@@ -65,7 +65,7 @@ def call_price(
     the input at no output, the output's per-token price, Anthropic's cache factors on input.
     A summarizer whose price cannot be read (an injected one that raises, or answers with
     something that is not a number of 0 or more) is taken as free: its summary keeps the
-    ceiling, as before the pay-back budget, and the compaction still runs."""
+    ceiling (no pay-back rule applies to it), and the compaction still runs."""
     try:
         own = getattr(summarizer, "call_price", None)
         if callable(own):

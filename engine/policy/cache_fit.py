@@ -17,8 +17,8 @@ def cache_row_problem(
     row: CacheRow, span: SpanPlan, max_summary_tokens: int, count_summary: Callable[[str], int]
 ) -> str | None:
     """None when the row fits this span and its summary (counted by `count_summary`, only when
-    the cheap checks pass) is within the summary budget; otherwise what is wrong. A hand-edited
-    3 MB summary once left a session ten times over its hard cap."""
+    the cheap checks pass) is within the summary budget; otherwise what is wrong (a hand-edited
+    3 MB summary would leave a session ten times over its hard cap)."""
     limit, budget = summary_limit(max_summary_tokens), max_summary_tokens
     if row.span_message_count != span.span_message_count:
         return (

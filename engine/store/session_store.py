@@ -157,8 +157,8 @@ class SessionStore:
     def checkpoint(self) -> bool:
         """Fold the WAL into the file and truncate it to zero bytes, unless a reader or writer is
         in the way: then it is left for the next time (busy_timeout 0, so it never stalls this
-        writer). Run after each compaction and undo and on close (the WAL
-        grew from 293 to 532 MB over a long run and never shrank). True if truncated."""
+        writer). Run after each compaction and undo and on close (left alone, the WAL grows over
+        a long run and never shrinks). True if truncated."""
         with self._lock:
             conn = self._conn
             try:

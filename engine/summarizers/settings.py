@@ -53,9 +53,6 @@ def check_base_url(url: object, knob: str) -> None:
 
 
 # Where a price came from, as the app and CLI say it.
-
-
-# Where a price came from, as the app and CLI say it.
 PRICE_TABLE = "price table"
 PRICE_STATED = "price you set"
 PRICE_LOCAL = "local, $0"
@@ -105,8 +102,8 @@ class SummarizerSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unkno
     options: dict[str, str | int | float | bool] = msgspec.field(default_factory=dict)
     base_url: str | None = None
     # The endpoint takes no key (a model server on another machine of the LAN): none is sent,
-    # even one the environment holds. Loopback endpoints need not say so (engine.summarizers
-    # .endpoint).
+    # even one the environment holds. Loopback endpoints need not say so
+    # (engine.summarizers.keyless).
     no_key: bool = False
     price: StatedPrice | None = None
     timeout_s: float = 60.0

@@ -1,5 +1,5 @@
 #!/usr/bin/env sh
-# The whole hostile suite at full counts, then the 10-minute load run (issue 6).
+# The whole hostile suite at full counts, then the 10-minute load run.
 #   tests/hostile/run_full.sh            from the repository root
 set -eu
 cd "$(dirname "$0")/../.."
