@@ -390,9 +390,9 @@ def repair_counts(
     conn: sqlite3.Connection, info: SessionInfo, *, cheap: bool = False
 ) -> SessionInfo:
     """sessions.message_count and total_tokens are derived from the active rows; a wrong one
-    (hand-edited, or an older writer's) would put the next message past a gap or skew every total. Inside
-    a write transaction: checked and, when wrong, rewritten from the rows and logged. `cheap`:
-    only the O(log n) check of the count against the last position."""
+    (hand-edited, or an older writer's) would put the next message past a gap or skew every
+    total. Inside a write transaction: checked and, when wrong, rewritten from the rows and
+    logged. `cheap`: only the O(log n) check of the count against the last position."""
     sid = info.session_id
     if cheap:
         top = conn.execute(
