@@ -307,11 +307,11 @@ def test_a_provider_named_only_by_the_store_is_refused_until_the_user_names_it(
 
     import msgspec
 
-    from engine import CompactionConfig
+    from engine import CompactionConfig, store_path
 
     workspace = grown_workspace(tmp_path / "repo")
     stored = msgspec.json.encode(CompactionConfig(compaction_model="openai:gpt-4o")).decode()
-    with sqlite3.connect(workspace / ".metis" / "sessions.sqlite") as db:
+    with sqlite3.connect(store_path(workspace)) as db:
         db.execute("UPDATE sessions SET config = ? WHERE session_id = ?", (stored, SESSION))
     env = user_env(home, OPENAI_API_KEY=KEY)
     refused = cli(env, "compact", SESSION, str(workspace), "--dry-run")
