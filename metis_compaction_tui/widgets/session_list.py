@@ -31,32 +31,52 @@ DEFAULT_PALETTE: Palette = {"below": "green", "soft": "yellow", "forced": "red",
 
 def list_titles(rows: Sequence[SessionRow], max_chars: int) -> dict[str, str]:
     """Each session's title as the list shows it, no two alike: a title two sessions share gets
-    the end of the session id; a title cut to `max_chars` is cut at its end, or in its middle
-    where cutting the end would leave two rows reading the same (the end of "project · 7d1c0b7e"
-    or of a rollout's time is what tells them apart)."""
+    the end of the session id; a title cut to `max_chars` is cut at its end, unless that leaves
+    two rows reading the same: then cut around where the titles differ (the end of
+    "project · 7d1c0b7e", a rollout's time, "run" against "rerun" in the middle), and failing
+    that the end of the session id says which is which."""
     titles = {row.session_id: row.title or row.session_id for row in rows}
     shared = Counter(titles.values())
     titles = {
         sid: f"{title} ·{sid[-4:]}" if shared[title] > 1 and title != sid else title
         for sid, title in titles.items()
     }
-    ends = {sid: _cut_end(title, max_chars) for sid, title in titles.items()}
-    cut_alike = Counter(ends.values())
-    return {
-        sid: ends[sid] if cut_alike[ends[sid]] == 1 else _cut_middle(title, max_chars)
-        for sid, title in titles.items()
-    }
+    shown = {sid: _cut_end(title, max_chars) for sid, title in titles.items()}
+    alike: dict[str, list[str]] = {}
+    for sid, text in shown.items():
+        alike.setdefault(text, []).append(sid)
+    for group in (sids for sids in alike.values() if len(sids) > 1):
+        differ = _first_difference([titles[sid] for sid in group])
+        around = {sid: _cut_around(titles[sid], differ, max_chars) for sid in group}
+        if len(set(around.values())) < len(group):
+            around = {sid: _cut_end(titles[sid], max_chars - 6) + f" ·{sid[-4:]}" for sid in group}
+        shown.update(around)
+    return shown
 
 
 def _cut_end(title: str, max_chars: int) -> str:
     return title if len(title) <= max_chars else title[: max_chars - 1] + "…"
 
 
-def _cut_middle(title: str, max_chars: int) -> str:
+def _first_difference(titles: list[str]) -> int:
+    """The first position at which the titles do not all agree."""
+    shortest = min(len(title) for title in titles)
+    return next((i for i in range(shortest) if len({t[i] for t in titles}) > 1), shortest)
+
+
+def _cut_around(title: str, differ: int, max_chars: int) -> str:
+    """`title` in `max_chars`: its head, "…", and the part from just before `differ` on."""
     if len(title) <= max_chars:
         return title
-    tail = min(10, (max_chars - 1) // 2)
-    return title[: max_chars - 1 - tail] + "…" + title[-tail:]
+    head = max(1, max_chars // 3)
+    room = max_chars - head - 1
+    start = min(max(head, differ - 2), len(title) - room)
+    if start <= head:
+        return _cut_end(title, max_chars)
+    window = title[start : start + room]
+    if start + room < len(title):
+        window = window[:-1] + "…"
+    return title[:head] + "…" + window
 
 
 def session_prompt(

@@ -159,3 +159,15 @@ async def test_compact_now_on_a_short_session_gives_the_status_lines_reason(
         expected = no_span_reason(2, SMALL_CONFIG.compaction_preserve_recent_turns)
         await wait_until(pilot, lambda: expected in str(preview.render()), what="the reason")
         assert expected.startswith("no compactable span: all 2 messages")
+
+
+def test_titles_that_differ_only_in_their_middle_are_cut_around_the_difference() -> None:
+    title = "simulated metis dev, seed 0 run · local:extractive, spend notional (nothing billed)"
+    rows = [row("s1", title), row("s2", title.replace("seed 0 run", "seed 0 rerun"))]
+    cut = list_titles(rows, 21)
+    assert cut["s1"] != cut["s2"] and all(len(t) <= 21 for t in cut.values())
+    assert "run" in cut["s1"] and "rerun" in cut["s2"]
+    # Alike wherever they are cut: the end of the session id tells them apart.
+    twins = [row("s-0001", "x" * 40 + "a" + "y" * 40), row("s-0002", "x" * 40 + "b" + "y" * 40)]
+    narrow = list_titles(twins, 12)
+    assert narrow["s-0001"] != narrow["s-0002"] and all(len(t) <= 12 for t in narrow.values())
