@@ -12,6 +12,11 @@ from engine.summarizers.settings import SummarizerSettings
 
 ANTHROPIC_DEFAULT = "Anthropic API default"
 OPENAI_DEFAULT = "OpenAI API default"
+# Each SDK summarizer's prefix, the variable its SDK reads a base URL from, and its default host.
+_SDK_ENDPOINTS = (
+    ("anthropic:", "ANTHROPIC_BASE_URL", ANTHROPIC_DEFAULT),
+    ("openai:", "OPENAI_BASE_URL", OPENAI_DEFAULT),
+)
 OFFLINE = "offline"
 
 
@@ -41,18 +46,12 @@ def call_endpoint(
         return f"imported summarizer {chosen.import_path} (its own endpoint)"
     if model == EXTRACTIVE_MODEL or model.startswith("local:"):
         return OFFLINE
-    if model.startswith("anthropic:"):
-        if chosen.base_url:
-            return origin_of(chosen.base_url)
-        env_url = (os.environ if environ is None else environ).get("ANTHROPIC_BASE_URL")
-        if env_url:  # the SDK reads it when no base URL is passed
-            return f"{origin_of(env_url)} (ANTHROPIC_BASE_URL)"
-        return ANTHROPIC_DEFAULT
-    if model.startswith("openai:"):
-        if chosen.base_url:
-            return origin_of(chosen.base_url)
-        env_url = (os.environ if environ is None else environ).get("OPENAI_BASE_URL")
-        if env_url:  # the SDK reads it when no base URL is passed
-            return f"{origin_of(env_url)} (OPENAI_BASE_URL)"
-        return OPENAI_DEFAULT
+    for prefix, variable, default in _SDK_ENDPOINTS:
+        if model.startswith(prefix):
+            if chosen.base_url:
+                return origin_of(chosen.base_url)
+            env_url = (os.environ if environ is None else environ).get(variable)
+            if env_url:  # the SDK reads it when no base URL is passed
+                return f"{origin_of(env_url)} ({variable})"
+            return default
     return "the summarizer the program was given"

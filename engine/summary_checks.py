@@ -82,15 +82,15 @@ def request_bounds(
     ceiling: Decimal | None = bound + max_input * max(rates)
     if estimate is not None:
         try:
-            at_engine_count = _amount(estimate(input_tokens, max_tokens))
+            at_engine_count = amount(estimate(input_tokens, max_tokens))
             step = 1_000
-            base = _amount(estimate(input_tokens, 0))
-            per_input = (_amount(estimate(input_tokens + step, 0)) - base) / step
+            base = amount(estimate(input_tokens, 0))
+            per_input = (amount(estimate(input_tokens + step, 0)) - base) / step
             bound = max(bound, at_engine_count)
             # Every byte sent billed as a cache write (1.25x input), max_tokens out.
             ceiling = max(
                 bound + max_input * max([*rates, per_input * Decimal("1.25")]),
-                _amount(estimate(max_input, max_tokens)) * Decimal("1.25"),
+                amount(estimate(max_input, max_tokens)) * Decimal("1.25"),
             )
         except Exception:  # a plugin's estimate that raises or is no amount: no ceiling from it
             ceiling = None
@@ -119,7 +119,8 @@ def summarizer_bounds(
     )
 
 
-def _amount(value: object) -> Decimal:
+def amount(value: object) -> Decimal:
+    """A figure a summarizer gave as a finite Decimal of 0 or more, or ValueError."""
     if isinstance(value, bool) or not isinstance(value, Decimal | int | float):
         raise ValueError(f"not an amount: {value!r}")
     amount = Decimal(str(value))

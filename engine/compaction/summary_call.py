@@ -24,6 +24,7 @@ from engine.policy.strategies import keeps_key_lines, masked_span, summary_ceili
 from engine.policy.summary_budget import FREE, SummaryCallPrice, summary_budget
 from engine.summarizers import ErrorClass, Summarizer, SummarizerError, SummaryRequest
 from engine.summary_checks import (
+    amount,
     check_answer,
     check_failure,
     cut_to_budget,
@@ -73,9 +74,9 @@ def call_price(
             if isinstance(price, SummaryCallPrice) and _sane(price):
                 return price
         step = 1_000
-        base = _usd(summarizer.estimate_cost(span_tokens, 0))
-        output = (_usd(summarizer.estimate_cost(span_tokens, step)) - base) / step
-        per_input = (_usd(summarizer.estimate_cost(span_tokens + step, 0)) - base) / step
+        base = amount(summarizer.estimate_cost(span_tokens, 0))
+        output = (amount(summarizer.estimate_cost(span_tokens, step)) - base) / step
+        per_input = (amount(summarizer.estimate_cost(span_tokens + step, 0)) - base) / step
     except Exception:  # a plugin's pricing bug must not stop the compaction it prices
         return FREE
     if output <= 0 or per_input < 0:
@@ -86,16 +87,6 @@ def call_price(
         cache_write_per_token=per_input * CACHE_WRITE_FACTOR,
         cache_read_per_token=per_input * CACHE_READ_FACTOR,
     )
-
-
-def _usd(value: object) -> Decimal:
-    """An estimate_cost answer as a finite Decimal of 0 or more, or ValueError."""
-    if isinstance(value, bool) or not isinstance(value, Decimal | int | float):
-        raise ValueError(f"not a price: {value!r}")
-    amount = Decimal(str(value))
-    if not amount.is_finite() or amount < 0:
-        raise ValueError(f"not a price: {value!r}")
-    return amount
 
 
 def _sane(price: SummaryCallPrice) -> bool:

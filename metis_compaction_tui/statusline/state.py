@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from metis_compaction_tui.statusline.json_object import load_object
+from metis_compaction_tui.statusline.json_object import read_object
 
 STATE_VERSION = 2  # 2: last_context
 HEAD_BYTES = 64  # the fingerprint: a replaced file almost never starts with the same 64 bytes
@@ -121,17 +121,7 @@ _OPTIONAL_TEXT_FIELDS = ("compaction_usd", "last_trigger", "error")
 def load_line_state(directory: str, path: str) -> dict[str, object] | None:
     """The saved figures for `path`, or None when absent, unreadable or not what we wrote (a
     corrupt or foreign file is ignored, and overwritten by the next refresh)."""
-    try:
-        fd = os.open(os.path.join(directory, state_key(path) + ".line.json"), os.O_RDONLY)
-    except (OSError, ValueError):
-        return None
-    try:
-        raw = os.read(fd, 1 << 16)  # open() would add an fstat and an ioctl: three syscalls here
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    data = load_object(raw)
+    data = read_object(os.path.join(directory, state_key(path) + ".line.json"))
     if data is None or data.get("version") != STATE_VERSION:
         return None
     if data.get("path") != os.path.abspath(path):

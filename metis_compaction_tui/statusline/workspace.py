@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from metis_compaction_tui.statusline.json_object import load_object
+from metis_compaction_tui.statusline.json_object import read_object
 from metis_compaction_tui.statusline.render import FIELD_NAMES, clean
 
 # engine.layout.store_path, written out: importing the engine (and pathlib) costs more than the
@@ -110,17 +110,7 @@ def _uri_path(path: str) -> str:
 def load_saved(path: str, store: str, session_arg: str | None) -> dict[str, object] | None:
     """What the refresher saved for this store and session argument, or None (absent, corrupt,
     another store's, or not what the refresher writes)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except (OSError, ValueError):
-        return None
-    try:
-        raw = os.read(fd, 1 << 16)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    data = load_object(raw)
+    data = read_object(path)
     if data is None or data.get("version") != WS_STATE_VERSION:
         return None
     if data.get("store") != store or data.get("session_arg") != (session_arg or ""):
