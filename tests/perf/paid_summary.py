@@ -3,11 +3,12 @@
 
 What is real: the SDK and its request, the request body our summarizer builds (trimmed outputs, or
 the session's cached prefix), and the usage the server reports for that body, counted with the
-engine's estimator through an emulated prompt cache, priced at claude-haiku-4-5 rates by the
-engine's own pricing path. What stands in for the model: the summary text. The server answers with
-the offline extractive summary of exactly what the request carried (the transcript parsed back
-from the request, so a trimmed output is summarized trimmed), at the request's max_tokens. Its
-quality is the extractive summarizer's, not Haiku's; its length and its billing are a paid call's.
+engine's estimator through an emulated prompt cache, priced by the engine's own pricing path at
+claude-haiku-4-5 rates, or at the model and price the caller names (a stated one included). What
+stands in for the model: the summary text. The server answers with the offline extractive summary
+of exactly what the request carried (the transcript parsed back from the request, so a trimmed
+output is summarized trimmed), at the request's max_tokens. Its quality is the extractive
+summarizer's, not Haiku's; its length and its billing are a paid call's.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from engine.messages import (
 from engine.summarizers.anthropic_summarizer import AnthropicSummarizer
 from engine.summarizers.base import SummaryRequest
 from engine.summarizers.extractive import ExtractiveSummarizer
+from engine.summarizers.pricing import ModelPrice
 from engine.summarizers.request import SessionPrefix
 from tests.messages_api_server import MessagesAPIServer, realistic
 
@@ -137,14 +139,22 @@ def paid_server() -> MessagesAPIServer:
 
 
 def paid_summarizer(
-    server: MessagesAPIServer, *, session_prefix: SessionPrefix | None = None, trim: bool = True
+    server: MessagesAPIServer,
+    *,
+    session_prefix: SessionPrefix | None = None,
+    trim: bool = True,
+    model: str = MODEL,
+    price: ModelPrice | None = None,
 ) -> AnthropicSummarizer:
+    """`price`: the model's rates (engine.summarizers.model_price's, a stated one included);
+    None: the price table's for `model`."""
     options: dict[str, Any] = {} if trim else {"trim_tool_output_tokens": 0}
     return AnthropicSummarizer(
-        MODEL,
+        model,
         api_key=LOCAL_KEY,
         base_url=server.base_url,
         max_retries=0,
         session_prefix=session_prefix,
+        price=price,
         **options,
     )

@@ -2,9 +2,10 @@
 
 Every strategy of engine.policy.strategies runs the scripted workload in each of its shapes for 200
 turns, with the paid summarizer of paid_summary.py (the real SDK, a local server that bills like
-the API, claude-haiku-4-5 rates), standalone with long outputs trimmed ("haiku") or on the
-session's own cached prefix ("haiku-cached"); the turns are billed as workload_cost.py bills them,
-and each compaction call as the server's usage for it says. Against the same workload uncompacted:
+the API; claude-haiku-4-5 rates, or those workload_cost's --price states), standalone with long
+outputs trimmed ("haiku") or on the session's own cached prefix ("haiku-cached"); the turns are
+billed as workload_cost.py bills them, and each compaction call as the server's usage for it
+says. Against the same workload uncompacted:
 
 - break-even: the first turn at which the cumulative cost (input plus compaction calls) is at
   most the uncompacted one, counted in turns after the first compaction;
@@ -13,13 +14,17 @@ and each compaction call as the server's usage for it says. Against the same wor
 - compactions, by kind, and the calls' usage by kind;
 - fact recovery: set B of tests/perf/quality (held out), scored by its `score`, each
   strategy compacting each session twice (half way, then at the end) with its own summarizer;
-  and the workload's planted facts asked after each compaction (workload_cost's measure).
+  and the workload's planted facts asked after each compaction (workload_cost's measure);
+- billed input against its floor (floor_usd) through the compaction cycle: its spread over the
+  turns after the first compaction, and turn 40's at lower thresholds (the first 40 turns
+  replayed), with where turn 40 falls in the cycle.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
+import statistics
 import sys
 from collections.abc import Callable
 from decimal import Decimal
@@ -47,12 +52,27 @@ TARGET_TOTAL = 0.5
 # Turn 40's billed input against the floor (floor_usd): 0.30x of uncompacted sat below what any
 # compaction can reach on these workloads (the prefix and the new turn alone bill 0.33-0.36x).
 TARGET_TURN_40_VS_FLOOR = 1.25
-CHECKPOINTS = (40, 100, 200)
+TURN_40 = 40
+CHECKPOINTS = (TURN_40, 100, 200)
 # §7's stable prefix (tools + system) as the session's primary call sends it: 3,000 tokens.
 SYSTEM_TEXT = (
     "You are the coding agent of the ledger project. Follow the repository rules. " * 120
 )[:9_000]
-PREFIX = SessionPrefix(model=paid_summary.NAME, system=SYSTEM_TEXT)
+CYCLE_EXPLANATION = (
+    "Between compactions the history grows back from summary + tail to the threshold, so billed "
+    "input against the floor cycles (min to max below); one turn's ratio is where that turn "
+    "falls in the cycle, and before the first compaction it is the uncompacted ratio: a lower "
+    "threshold moves turn 40 into the cycle."
+)
+
+
+def session_prefix(model: str) -> SessionPrefix:
+    """The session's primary prefix, naming `model` (anthropic:<name>) as its primary model:
+    the compaction model is the session's own, so its call can go on the cached prefix."""
+    return SessionPrefix(model=model, system=SYSTEM_TEXT)
+
+
+PREFIX = session_prefix(paid_summary.NAME)
 
 
 class Variant(msgspec.Struct, frozen=True):
@@ -77,18 +97,21 @@ VARIANTS = (
 )
 
 
-def summarizer_for(variant: Variant, server: MessagesAPIServer) -> Summarizer:
-    prefix = PREFIX if variant.summarizer == "haiku-cached" else None
-    return paid_summary.paid_summarizer(server, session_prefix=prefix)
+def summarizer_for(variant: Variant, server: MessagesAPIServer, pricing: Any) -> Summarizer:
+    """`pricing`: _pricing.Pricing, the model the summarizer serves and its rates."""
+    prefix = session_prefix(pricing.name) if variant.summarizer == "haiku-cached" else None
+    return paid_summary.paid_summarizer(
+        server, session_prefix=prefix, model=pricing.model, price=pricing.price
+    )
 
 
-def warm_cache(server: MessagesAPIServer) -> Callable[[list[Message]], None]:
+def warm_cache(server: MessagesAPIServer, prefix: SessionPrefix = PREFIX) -> Callable[..., None]:
     """What the session's primary calls leave in the provider's cache at the end of each turn: the
     prefix and the history up to the last request's breakpoint (before the final reply)."""
 
     def after_turn(history: list[Message]) -> None:
         sent = history[:-1] if history and history[-1].role == "assistant" else history
-        system, tools, messages = primary_request(PREFIX, sent)
+        system, tools, messages = primary_request(prefix, sent)
         server.prompt_cache.bill({"system": system, "tools": tools, "messages": messages})
 
     return after_turn
@@ -114,20 +137,20 @@ async def _compact(manager: SessionManager) -> None:
     manager.commit(prepared)
 
 
-def strategy_fn(variant: Variant, server: MessagesAPIServer) -> Callable[..., Any]:
+def strategy_fn(variant: Variant, server: MessagesAPIServer, pricing: Any) -> Callable[..., Any]:
     """A `score` summarize_fn: the session compacted by `variant` half way and again at the end
     (one message kept), returning what the agent is left with: the active history's text."""
 
     async def summarize(messages: tuple[Message, ...], max_tokens: int) -> str:
-        summarizer = (
-            summarizer_for(variant, server)
-            if variant.summarizer != "none"
-            else paid_summary.paid_summarizer(server)
+        summarizer = summarizer_for(
+            variant if variant.summarizer != "none" else Variant(variant.strategy, "haiku"),
+            server,
+            pricing,
         )
         middle = _midpoint(messages)
         manager = SessionManager(
             history=messages[:middle],
-            compaction_model=paid_summary.NAME,
+            compaction_model=pricing.name,
             summarizer=summarizer,
             compaction_strategy=variant.strategy,
             # hybrid: masking is enough when it leaves no more than the summary budget.
@@ -148,8 +171,8 @@ def strategy_fn(variant: Variant, server: MessagesAPIServer) -> Callable[..., An
     return summarize
 
 
-def set_b_recovery(variant: Variant, server: MessagesAPIServer) -> dict[str, Any]:
-    figures = score(strategy_fn(variant, server), sets=("B",))["B"]
+def set_b_recovery(variant: Variant, server: MessagesAPIServer, pricing: Any) -> dict[str, Any]:
+    figures = score(strategy_fn(variant, server, pricing), sets=("B",))["B"]
     return {
         "kept": figures["kept"],
         "facts": figures["facts"],
@@ -182,7 +205,57 @@ def floor_usd(wc: Any, without: Any, turn: int, preserve: int) -> Decimal:
     """What no compaction can go below at `turn`: the stable prefix and the preserved tail (the
     last `preserve` turns, as sent) read from the cache, and the new turn at the input rate."""
     tail = sum(t.new_tokens for t in without.turns[max(0, turn - 1 - preserve) : turn - 1])
-    return wc.bill(tail, "read", without.turns[turn - 1].new_tokens)
+    return wc.bill(tail, "read", without.turns[turn - 1].new_tokens, without.price)
+
+
+def vs_floor(wc: Any, run: Any, without: Any, turn: int, preserve: int) -> float:
+    return float(run.turns[turn - 1].input_usd / floor_usd(wc, without, turn, preserve))
+
+
+def cycle_spread(wc: Any, with_: Any, without: Any, preserve: int) -> dict[str, Any] | None:
+    """Billed input against the floor over every turn after the first compaction (later
+    compactions' turns included): how far one turn's ratio moves with where it falls in the
+    cycle, and its mean on the turns that mark the cycle's phases. None: nothing was compacted."""
+    first = wc.first_compaction(with_)
+    n = len(with_.turns)
+    if first is None or first >= n:
+        return None
+    window = range(first + 1, n + 1)
+    ratio = {t: vs_floor(wc, with_, without, t, preserve) for t in window}
+    compacted = {c.turn for c in with_.compactions}
+
+    def mean_of(turns: list[int]) -> float | None:
+        picked = [ratio[t] for t in turns if t in ratio]
+        return round(statistics.fmean(picked), 3) if picked else None
+
+    values = list(ratio.values())
+    return {
+        "from_turn": first + 1,
+        "turns": len(values),
+        "min": round(min(values), 3),
+        "median": round(statistics.median(values), 3),
+        "mean": round(statistics.fmean(values), 3),
+        "max": round(max(values), 3),
+        "by_phase_mean": {
+            # The turn after a compaction reads summary + tail from the cache: the cycle's low.
+            "turn_after_compaction": mean_of([c + 1 for c in compacted]),
+            # The turn before the next one reads the history grown back to the threshold.
+            "turn_before_compaction": mean_of([c - 1 for c in compacted if c - 1 > first]),
+            # A compaction's own turn writes its new transcript to the cache (1.25x input).
+            "compaction_turn": mean_of(sorted(compacted)),
+        },
+    }
+
+
+def turn_40_position(wc: Any, run: Any, without: Any, preserve: int) -> dict[str, Any]:
+    """Turn 40's billed input against its floor, and where turn 40 falls in `run`'s cycle."""
+    done = [c.turn for c in run.compactions if c.turn <= TURN_40]
+    return {
+        "vs_floor": round(vs_floor(wc, run, without, TURN_40, preserve), 3),
+        "compactions_by_then": len(done),
+        # None: turn 40 comes before the first compaction (the uncompacted history).
+        "turns_since_compaction": TURN_40 - done[-1] if done else None,
+    }
 
 
 def run_figures(wc: Any, with_: Any, without: Any, preserve: int = 5) -> dict[str, Any]:
@@ -215,6 +288,7 @@ def run_figures(wc: Any, with_: Any, without: Any, preserve: int = 5) -> dict[st
         "billed_input_vs_uncompacted": at,
         "floor": floor,
         "billed_input_vs_floor": vs_floor,
+        "input_usd": str(with_.total - with_.spend),  # every turn's billed input
         "total_usd": str(with_.total),
         "uncompacted_total_usd": str(without.total),
         "total_vs_uncompacted": round(float(with_.total / without.total), 3),
@@ -225,6 +299,7 @@ def run_figures(wc: Any, with_: Any, without: Any, preserve: int = 5) -> dict[st
         "call_usage": msgspec.to_builtins(usage_total(with_)),
         "history_tokens_at_end": sum(History(with_.final_messages).tokens),
         "workload_facts": {"recovered": got, "asked": asked},
+        "billed_input_vs_floor_after_first_compaction": cycle_spread(wc, with_, without, preserve),
     }
 
 
@@ -254,10 +329,37 @@ async def measure(
     summary_tokens: int = 2_000,
     payback_turns: int = 3,
     preserve: int = 5,
+    pricing: Any = None,
+    turn_40_thresholds: tuple[int, ...] = (),
     progress: Callable[[str], None] = lambda line: None,
 ) -> dict[str, Any]:
-    """Every (shape, variant) run and its figures, as the one JSON object `--json` prints."""
+    """Every (shape, variant) run and its figures, as the one JSON object `--json` prints.
+    `pricing`: a _pricing.Pricing (default wc.PRICING, claude-haiku-4-5's table price), for the
+    turns and the summarizer's calls alike. `turn_40_thresholds`: thresholds the first 40 turns
+    of each run are replayed at, besides `threshold`, for turn 40 against its floor."""
+    pricing = pricing or wc.PRICING
+    prefix = session_prefix(pricing.name)
     server = paid_summary.paid_server()
+
+    async def replay(variant: Variant, shape: str, length: int, at: int) -> Any:
+        server.prompt_cache = PromptCache()  # a new session: nothing cached yet
+        cached = variant.summarizer == "haiku-cached"
+        return await wc.run_session(
+            pricing.name,
+            None,
+            seed=seed,
+            turns=length,
+            threshold=at,
+            strategy=variant.strategy,
+            shape=shape,
+            summarizer=summarizer_for(variant, server, pricing),
+            after_turn=warm_cache(server, prefix) if cached else None,
+            summary_tokens=summary_tokens,
+            payback_turns=payback_turns,
+            preserve=preserve,
+            pricing=pricing,
+        )
+
     results: list[dict[str, Any]] = []
     uncompacted: dict[str, Any] = {}
     recovery: dict[str, dict[str, Any]] = {}
@@ -265,11 +367,19 @@ async def measure(
         if quality:
             for variant in variants:
                 progress(f"set B: {variant.label}")
-                recovery[variant.label] = await asyncio.to_thread(set_b_recovery, variant, server)
+                recovery[variant.label] = await asyncio.to_thread(
+                    set_b_recovery, variant, server, pricing
+                )
         for shape in shapes:
             progress(f"{shape}: uncompacted")
             without = await wc.run_session(
-                paid_summary.NAME, None, seed=seed, turns=turns, threshold=None, shape=shape
+                pricing.name,
+                None,
+                seed=seed,
+                turns=turns,
+                threshold=None,
+                shape=shape,
+                pricing=pricing,
             )
             uncompacted[shape] = {
                 "total_usd": str(without.total),
@@ -280,25 +390,19 @@ async def measure(
             }
             for variant in variants:
                 progress(f"{shape}: {variant.label}")
-                server.prompt_cache = PromptCache()  # a new session: nothing cached yet
-                cached = variant.summarizer == "haiku-cached"
-                summarizer = summarizer_for(variant, server)
-                with_ = await wc.run_session(
-                    paid_summary.NAME,
-                    None,
-                    seed=seed,
-                    turns=turns,
-                    threshold=threshold,
-                    strategy=variant.strategy,
-                    shape=shape,
-                    summarizer=summarizer,
-                    after_turn=warm_cache(server) if cached else None,
-                    summary_tokens=summary_tokens,
-                    payback_turns=payback_turns,
-                    preserve=preserve,
-                )
+                with_ = await replay(variant, shape, turns, threshold)
                 figures = run_figures(wc, with_, without, preserve)
                 figures["fact_recovery_set_b"] = recovery.get(variant.label)
+                if turns >= TURN_40:
+                    # A shorter session is a prefix of a longer one: 40 turns replayed at another
+                    # threshold are that run's first 40.
+                    at_40 = {str(threshold): turn_40_position(wc, with_, without, preserve)}
+                    for other in turn_40_thresholds:
+                        if str(other) not in at_40:
+                            progress(f"{shape}: {variant.label}, turn 40 at threshold {other:,}")
+                            short = await replay(variant, shape, TURN_40, other)
+                            at_40[str(other)] = turn_40_position(wc, short, without, preserve)
+                    figures["turn_40_vs_floor_by_threshold"] = at_40
                 results.append(
                     {
                         "workload": shape,
@@ -324,13 +428,7 @@ async def measure(
         "max_summary_tokens": summary_tokens,
         "summary_payback_turns": payback_turns,
         "preserve_recent_turns": preserve,
-        "pricing": {
-            "model": paid_summary.MODEL,
-            "input_per_mtok": str(wc.PRICE.input_per_mtok),
-            "output_per_mtok": str(wc.PRICE.output_per_mtok),
-            "cache_write_per_mtok": str(wc.PRICE.cache_write_per_mtok),
-            "cache_read_per_mtok": str(wc.PRICE.cache_read_per_mtok),
-        },
+        "pricing": pricing.to_json(),
         "summary_text": "extractive stand-in served by the local server (see paid_summary.py)",
         "fact_recovery_set": "tests/perf/quality set B (held out), score() from bench.py",
         "targets": {
@@ -438,3 +536,49 @@ def text_chart(
             out.append(f"{name.ljust(label_width)}  {line}  ${points[-1]:.3f}")
         out.append("")
     return "\n".join(out).rstrip()
+
+
+def cycle_table(report: dict[str, Any], table: Callable[..., str]) -> str:
+    """Billed input against the floor after the first compaction (min / median / mean / max),
+    and turn 40's at each threshold with where it falls in the cycle."""
+    thresholds: list[str] = []
+    for r in report["results"]:
+        for key in r.get("turn_40_vs_floor_by_threshold") or {}:
+            if key not in thresholds:
+                thresholds.append(key)
+    thresholds.sort(key=int, reverse=True)
+    rows = []
+    for r in report["results"]:
+        spread = r["billed_input_vs_floor_after_first_compaction"]
+        at_40 = r.get("turn_40_vs_floor_by_threshold") or {}
+        rows.append(
+            [
+                r["workload"],
+                Variant(r["strategy"], r["summarizer"]).label,
+                r["first_compaction_turn"] or "—",
+                "—" if spread is None else _ratios(spread[k] for k in SPREAD),
+                "—" if spread is None else _ratios(spread["by_phase_mean"].values()),
+                *(_position(at_40.get(t)) for t in thresholds),
+            ]
+        )
+    headers = ["workload", "strategy (summarizer)", "1st compaction"]
+    headers += ["after it: min / median / mean / max", "turn after / before / of a compaction"]
+    headers += [f"turn 40 at {int(t):,}" for t in thresholds]
+    return table(headers, rows)
+
+
+SPREAD = ("min", "median", "mean", "max")
+
+
+def _ratios(values: Any) -> str:
+    return " / ".join("—" if v is None else f"{v:.2f}x" for v in values)
+
+
+def _position(at: dict[str, Any] | None) -> str:
+    if at is None:
+        return "—"
+    since = at["turns_since_compaction"]
+    where = {None: "before the 1st", 0: "a compaction's turn", 1: "1 turn after one"}.get(
+        since, f"{since} turns after one"
+    )
+    return f"{at['vs_floor']:.2f}x ({where})"

@@ -30,6 +30,8 @@ def report() -> dict[str, object]:
         "--no-quality",
         "--threshold",
         "20000",
+        "--turn-40-thresholds",
+        "12000",
     ]
     args = workload_cost.parse_args(argv)
 
@@ -83,3 +85,28 @@ def test_break_even_and_totals_agree_with_the_uncompacted_run(report: dict[str, 
         if r["break_even_turn"] is not None:
             assert r["break_even_after_turns"] == r["break_even_turn"] - r["first_compaction_turn"]
             assert r["break_even_turn"] >= r["first_compaction_turn"]
+
+
+def test_the_ratio_to_the_floor_is_shown_through_the_cycle(report: dict[str, object]) -> None:
+    for r in report["results"]:  # type: ignore[union-attr]
+        first = r["first_compaction_turn"]
+        spread = r["billed_input_vs_floor_after_first_compaction"]
+        assert spread["from_turn"] == first + 1 and spread["turns"] == 45 - first
+        assert spread["min"] <= spread["median"] <= spread["max"]
+        assert spread["min"] <= spread["mean"] <= spread["max"]
+        for phase in spread["by_phase_mean"].values():
+            assert phase is None or spread["min"] <= phase <= spread["max"]
+        if first < 40:
+            assert spread["min"] <= r["billed_input_vs_floor"]["40"] <= spread["max"]
+        at_40 = r["turn_40_vs_floor_by_threshold"]
+        assert set(at_40) == {"20000", "12000"}
+        # The run's own threshold: its turn 40 as the matrix reports it.
+        own = at_40["20000"]
+        assert own["vs_floor"] == r["billed_input_vs_floor"]["40"]
+        assert own["compactions_by_then"] <= r["compactions"]
+        for at in at_40.values():
+            since = at["turns_since_compaction"]
+            assert (since is None) == (at["compactions_by_then"] == 0)
+            assert since is None or 0 <= since < 40
+        # A lower threshold compacts no later and no less often by turn 40.
+        assert at_40["12000"]["compactions_by_then"] >= own["compactions_by_then"] >= 1
