@@ -202,8 +202,9 @@ def usage_total(run: Any) -> CallUsage:
 
 
 def floor_usd(wc: Any, without: Any, turn: int, preserve: int) -> Decimal:
-    """What no compaction can go below at `turn`: the stable prefix and the preserved tail (the
-    last `preserve` turns, as sent) read from the cache, and the new turn at the input rate."""
+    """What `turn` bills with nothing but its tail kept: the stable prefix and the last `preserve`
+    turns (as sent) read from the cache, and the new turn at the input rate. The engine keeps
+    `preserve` messages, fewer tokens, so a turn right after a compaction can bill under it."""
     tail = sum(t.new_tokens for t in without.turns[max(0, turn - 1 - preserve) : turn - 1])
     return wc.bill(tail, "read", without.turns[turn - 1].new_tokens, without.price)
 
