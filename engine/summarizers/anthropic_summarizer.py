@@ -160,7 +160,9 @@ class AnthropicSummarizer:
         fresh, read, written = projected_input(body)
         per = Decimal(1_000_000)
         primary = self._price
-        if self.session_prefix is not None:
+        # The session's own model is this one: its rates are this summarizer's, a price the
+        # user stated included; another primary model's come from the price table.
+        if self.session_prefix is not None and self.session_prefix.model != self.name:
             try:
                 primary = price_for(self.session_prefix.model)
             except KeyError:

@@ -23,7 +23,7 @@ from engine.policy.summary_budget import (
 from engine.prompt import length_target
 from engine.summarizers.anthropic_summarizer import AnthropicSummarizer
 from engine.summarizers.base import SummaryRequest, SummaryResult
-from engine.summarizers.pricing import price_from_rates
+from engine.summarizers.pricing import ModelPrice, price_for, price_from_rates
 from engine.summarizers.request import SessionPrefix, primary_request
 from tests.messages_api_server import MessagesAPIServer, ok, realistic
 
@@ -271,3 +271,40 @@ async def test_the_projected_call_cost_is_what_the_provider_bills() -> None:
         assert alone.call_price(request).input_usd > 5 * projected.input_usd
     finally:
         await alone.aclose()
+
+
+@pytest.mark.asyncio
+async def test_a_stated_price_for_the_sessions_own_model_prices_its_cache_too() -> None:
+    """The session's primary model is the summarizer's own, at a price the user stated: the
+    transcript's cache rates are that price's, not the price table's for the same name."""
+    prefix = SessionPrefix(model="anthropic:claude-haiku-4-5", system="You are the agent.")
+    stated = ModelPrice(
+        model="claude-haiku-4-5",
+        input_per_mtok=Decimal("2"),
+        output_per_mtok=Decimal("8"),
+        cache_write_per_mtok=Decimal("3"),
+        cache_read_per_mtok=Decimal("0.5"),
+    )
+    request = SummaryRequest(
+        span=tuple(long_history())[:20], prompt_version="1.2.0", max_tokens=500
+    )
+    own = AnthropicSummarizer(
+        "claude-haiku-4-5", api_key="sk-ant-test-budget", session_prefix=prefix, price=stated
+    )
+    other = AnthropicSummarizer(
+        "claude-sonnet-4-5",
+        api_key="sk-ant-test-budget",
+        session_prefix=prefix,
+        price=stated,
+    )
+    try:
+        mine, theirs = own.call_price(request), other.call_price(request)
+    finally:
+        await own.aclose()
+        await other.aclose()
+    per = Decimal(1_000_000)
+    assert mine.cache_read_per_token == Decimal("0.5") / per
+    assert mine.cache_write_per_token == Decimal("3") / per
+    # Another primary model's transcript is cached at that model's table rates.
+    table = price_for("claude-haiku-4-5")
+    assert theirs.cache_read_per_token == table.cache_read_per_mtok / per

@@ -21,9 +21,8 @@ from engine.summarizers.pricing import ModelPrice
 from engine.summarizers.settings import PRICE_STATED, PRICE_TABLE, StatedPrice, SummarizerSettings
 
 DEFAULT_MODEL = "claude-haiku-4-5"  # §7's reference model, from the price table
-# The name a stated price bills under when none is given: a model the table does not list, so
-# nothing of the table's (the summary budget's view of the primary model's cache rates,
-# AnthropicSummarizer.call_price) stands in for the user's rates.
+# The name a stated price bills under when none is given: a model the table does not list, so the
+# figures are plainly the user's rates, whatever the table says of a model of that name.
 STATED_MODEL = "user-priced"
 PRICE_FIELDS = ("input_per_mtok", "output_per_mtok", "cache_write_per_mtok", "cache_read_per_mtok")
 PRICE_USAGE = "INPUT,OUTPUT[,CACHE_WRITE[,CACHE_READ]]"
