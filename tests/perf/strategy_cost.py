@@ -202,11 +202,26 @@ def usage_total(run: Any) -> CallUsage:
 
 
 def floor_usd(wc: Any, without: Any, turn: int, preserve: int) -> Decimal:
-    """What `turn` bills with nothing but its tail kept: the stable prefix and the last `preserve`
-    turns (as sent) read from the cache, and the new turn at the input rate. The engine keeps
-    `preserve` messages, fewer tokens, so a turn right after a compaction can bill under it."""
-    tail = sum(t.new_tokens for t in without.turns[max(0, turn - 1 - preserve) : turn - 1])
+    """What no compaction can bring `turn` under: the stable prefix and the preserved tail read
+    from the cache, and the new turn at the input rate. The tail is what §3.2 never compacts, the
+    last `preserve` messages before the turn (the watermark may slide back to a tool-cycle
+    boundary, §3.3, which only keeps more), counted as the engine counts them."""
+    tokens = _message_tokens(without)
+    start = without.start_counts[turn - 1]
+    tail = sum(tokens[max(0, start - preserve) : start])
     return wc.bill(tail, "read", without.turns[turn - 1].new_tokens, without.price)
+
+
+_TOKENS: dict[int, tuple[Any, list[int]]] = {}
+
+
+def _message_tokens(run: Any) -> list[int]:
+    """The engine's count of each message of an uncompacted run (its history is all of them)."""
+    held = _TOKENS.get(id(run))
+    if held is None or held[0] is not run:
+        held = (run, list(History(run.final_messages).tokens))
+        _TOKENS[id(run)] = held
+    return held[1]
 
 
 def vs_floor(wc: Any, run: Any, without: Any, turn: int, preserve: int) -> float:

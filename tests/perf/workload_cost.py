@@ -558,8 +558,9 @@ def _nice_step(peak: float) -> float:
     return next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw)
 
 
-def svg_chart(with_: Run, without: Run) -> str:
-    """Three panels, by hand: tokens billed per turn, input cost per turn, cumulative cost."""
+def svg_chart(with_: Run, without: Run, preserve: int = 5) -> str:
+    """Three panels, by hand: tokens billed per turn, input cost per turn (with its floor, what
+    no compaction can go below: strategy_cost.floor_usd), cumulative cost."""
     width, left, right, top, panel_h, gap = 860, 80, 20, 60, 150, 60
     n = len(with_.turns)
 
@@ -570,24 +571,32 @@ def svg_chart(with_: Run, without: Run) -> str:
             out.append(total)
         return out
 
-    panels: list[tuple[str, str, list[float], list[float]]] = [
+    floor = [
+        float(strategy_cost.floor_usd(sys.modules[__name__], without, turn, preserve))
+        for turn in range(1, n + 1)
+    ]
+    panels: list[tuple[str, str, list[float], list[float], list[float] | None]] = [
         (
             "Input tokens billed per turn (prefix + transcript + new turn)",
             "{:,.0f}",
             [t.billed_tokens for t in without.turns],
             [t.billed_tokens for t in with_.turns],
+            None,
         ),
         (
-            f"Input cost per turn (USD at {with_.price.model} rates, cache-read / write / full)",
+            f"Input cost per turn (USD at {with_.price.model} rates, cache-read / write / full), "
+            "and its floor",
             "${:.3f}",
             [float(t.input_usd) for t in without.turns],
             [float(t.input_usd) for t in with_.turns],
+            floor,
         ),
         (
             "Cumulative cost (USD: input + compaction calls)",
             "${:.2f}",
             cumulative(without),
             cumulative(with_),
+            None,
         ),
     ]
     height = top + len(panels) * (panel_h + gap) - gap + 56
@@ -611,8 +620,11 @@ def svg_chart(with_: Run, without: Run) -> str:
         f'<line x1="{left + 500}" y1="38" x2="{left + 528}" y2="38" stroke="#2a7" '
         'stroke-dasharray="4 3"/>',
         f'<text x="{left + 534}" y="42">a compaction</text>',
+        f'<line x1="{left + 630}" y1="38" x2="{left + 658}" y2="38" stroke="#888" '
+        'stroke-width="2" stroke-dasharray="2 2"/>',
+        f'<text x="{left + 664}" y="42">floor (prefix + tail)</text>',
     ]
-    for index, (title, label, off, on) in enumerate(panels):
+    for index, (title, label, off, on, lowest) in enumerate(panels):
         y0 = top + index * (panel_h + gap) + 16
         step = _nice_step(max(*off, *on))
         ticks = math.ceil(max(*off, *on) / step)
@@ -647,10 +659,14 @@ def svg_chart(with_: Run, without: Run) -> str:
             f'<rect x="{left}" y="{y0}" width="{plot_w}" height="{panel_h}" fill="none" '
             'stroke="#999"/>'
         )
-        for values, colour in ((off, "#c33"), (on, "#36c")):
+        series = [(off, "#c33", ""), (on, "#36c", "")]
+        if lowest is not None:
+            series.append((lowest, "#888", ' stroke-dasharray="2 2"'))
+        for values, colour, dash in series:
             points = " ".join(f"{x_of(i + 1):.1f},{y_of(v):.1f}" for i, v in enumerate(values))
             parts.append(
-                f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2"/>'
+                f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2"'
+                f"{dash}/>"
             )
     parts.append(
         f'<text x="{left + plot_w / 2:.0f}" y="{height - 6}" text-anchor="middle">turn</text>'
@@ -747,7 +763,7 @@ async def main_async(args: argparse.Namespace) -> int:
     if args.svg and chart is not None:
         path = Path(args.svg)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(svg_chart(*chart), encoding="utf-8")
+        path.write_text(svg_chart(*chart), encoding="utf-8")  # its runs keep 5
         shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
         print(f"Chart written to {shown}.")
     print(f"\nTargets: {'all met' if all_met else 'some missed (see the status columns)'}.")
