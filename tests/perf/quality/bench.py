@@ -1,14 +1,16 @@
 """Summary quality: how many planted facts survive when a whole scripted session is compacted.
 
-Two sets of scripted coding sessions (set_a.py to tune on, set_b.py held out: written and committed
-before tuning). Each session is summarized whole with an output budget of MAX_TOKENS (counted with
-the engine's estimator), and a fact counts as kept when all its needles appear in the summary.
+Sets of scripted coding sessions: set_a.py and set_d.py to tune on; set_b.py, set_c.py and
+set_e.py held out (written and committed before they were measured; only their totals are read).
+Each session is summarized whole with an output budget of MAX_TOKENS (counted with the engine's
+estimator), and a fact counts as kept when all its needles appear in the summary.
 Two baselines bound the figures: the first sentence of every message, and truncation (the newest
 messages that fit, what §3.4's fallback keeps).
 
-    python tests/perf/quality/bench.py            # the table: both sets, by kind of fact, sizes
+    python tests/perf/quality/bench.py            # the table: sets A and B, by kind of fact, sizes
     python tests/perf/quality/bench.py --json     # the same figures as JSON
-    python tests/perf/quality/bench.py --misses A # which facts of set A were lost (tuning aid)
+    python tests/perf/quality/bench.py --sets ABE # other sets (any of A-E)
+    python tests/perf/quality/bench.py --misses A # facts set A lost (tuning sets only)
 
 It also times `local:extractive` on one big span (set A repeated, the default 2,000-token budget).
 
@@ -37,7 +39,7 @@ from engine.summarizers.base import Summarizer, SummaryRequest
 from engine.summarizers.extractive import ExtractiveSummarizer
 from engine.tokens import estimate_text_tokens
 from tests.perf._util import table
-from tests.perf.quality import set_a, set_b, set_c, set_d
+from tests.perf.quality import set_a, set_b, set_c, set_d, set_e
 from tests.perf.quality.script import KINDS, Session
 
 MAX_TOKENS = 300
@@ -46,7 +48,10 @@ SETS: dict[str, list[Session]] = {
     "B": set_b.SESSIONS,
     "C": set_c.SESSIONS,
     "D": set_d.SESSIONS,
+    "E": set_e.SESSIONS,
 }
+# Held out: only their totals are reported, never which facts they lost.
+HELD_OUT = frozenset("BCE")
 
 SummarizeFn = Callable[[tuple[Message, ...], int], "str | Awaitable[str]"]
 
@@ -191,10 +196,12 @@ def methods() -> dict[str, SummarizeFn]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="figures as JSON")
-    parser.add_argument("--sets", default="AB", help="which sets (A, B or AB)")
-    parser.add_argument("--misses", metavar="SET", help="list the facts lost on this set")
+    parser.add_argument("--sets", default="AB", help="which sets (any of ABCDE)")
+    parser.add_argument("--misses", metavar="SET", help="list the facts lost on a tuning set")
     parser.add_argument("--max-tokens", type=int, default=MAX_TOKENS)
     args = parser.parse_args(argv)
+    if args.misses and args.misses.upper() in HELD_OUT:
+        parser.error(f"set {args.misses.upper()} is held out: only its totals are reported")
     sets = [s for s in args.sets.upper() if s in SETS]
     results = {
         name: score(fn, sets=sets, max_tokens=args.max_tokens) for name, fn in methods().items()

@@ -1,6 +1,6 @@
 """Summaries that keep the work: facts and artifacts kept with and without the work ledger.
 
-Each scripted session of a set (A: tuned on; C: held out) is summarized whole at the spec's
+Each scripted session of a set (A: tuned on; C and E: held out) is summarized whole at the spec's
 default budget (compaction_max_summary_tokens, 2,000), by:
 
 - `local:extractive`, the offline summarizer;
@@ -16,7 +16,7 @@ this file's own rules (not the ledger's): each distinct command a tool call ran 
 each distinct error line a command's output showed (digits aside; the latest instance) and each
 path a call read, wrote or edited. An artifact is kept when its text appears in the summary.
 
-    python tests/perf/quality/ledger_bench.py [--json] [--sets AC] [--max-tokens 2000]
+    python tests/perf/quality/ledger_bench.py [--json] [--sets ACE] [--max-tokens 2000]
 """
 
 from __future__ import annotations
@@ -234,7 +234,7 @@ def run(sets: Sequence[str], max_tokens: int) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--sets", default="AC")
+    parser.add_argument("--sets", default="ACE", help="which sets (any of ABCDE)")
     parser.add_argument("--max-tokens", type=int, default=MAX_TOKENS)
     args = parser.parse_args(argv)
     sets = [s for s in args.sets.upper() if s in SETS]

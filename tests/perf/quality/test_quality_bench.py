@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from engine.messages import Message
 from engine.summarizers.extractive import ExtractiveSummarizer
-from tests.perf.quality.bench import score, summarizer_fn
+from tests.perf.quality.bench import SETS, kept, main, score, summarizer_fn
 from tests.perf.quality.ledger_bench import _offline, _score
 from tests.perf.quality.script import KINDS
 
@@ -23,8 +25,22 @@ def test_score_counts_every_fact_by_kind() -> None:
     assert nothing["kept"] == 0
 
 
-def test_extractive_summaries_never_exceed_the_budget_on_either_set() -> None:
-    figures = score(summarizer_fn(ExtractiveSummarizer()), max_tokens=120)
+def test_set_e_plants_every_kind_and_each_fact_is_in_its_own_session() -> None:
+    kinds = [fact.kind for session in SETS["E"] for fact in session.facts]
+    assert len(kinds) >= 60 and set(kinds) == set(KINDS)
+    for session in SETS["E"]:
+        whole = "\n".join(m.text() for m in session.build())
+        assert all(kept(whole, fact.needles) for fact in session.facts), session.name
+
+
+def test_held_out_sets_never_list_their_lost_facts() -> None:
+    for held_out in "BCE":
+        with pytest.raises(SystemExit):
+            main(["--misses", held_out])
+
+
+def test_extractive_summaries_never_exceed_the_budget_on_any_scored_set() -> None:
+    figures = score(summarizer_fn(ExtractiveSummarizer()), sets=("A", "B", "E"), max_tokens=120)
     for by_set in figures.values():
         assert by_set["over_budget"] == 0
         assert by_set["summary_tokens_max"] <= 120  # type: ignore[operator]
