@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Literal
@@ -69,7 +70,12 @@ def event_type(event: CompactionEvent) -> str:
 
 
 _event_encoder = msgspec.json.Encoder()
-_event_decoder = msgspec.json.Decoder(CompactionEvent)
+
+
+@functools.cache
+def _event_decoder() -> msgspec.json.Decoder[CompactionEvent]:
+    """Built on first use: a reader that decodes no event never evaluates the payloads' types."""
+    return msgspec.json.Decoder(CompactionEvent)
 
 
 def encode_event(event: CompactionEvent) -> bytes:
@@ -78,7 +84,7 @@ def encode_event(event: CompactionEvent) -> bytes:
 
 
 def decode_event(data: bytes) -> CompactionEvent:
-    return _event_decoder.decode(data)
+    return _event_decoder().decode(data)
 
 
 Subscriber = Callable[[CompactionEvent], None]

@@ -70,13 +70,14 @@ def render_transcript(span: tuple[Message, ...]) -> str:
 
 # Whatever a reader could take for the fence's tag: "<", then anything but letters and angle
 # brackets (spaces, slashes, invisible characters) up to the word, in any case, or full-width.
-_FENCE_LIKE = re.compile(r"[<\uFF1C\uFE64]([^A-Za-z<>\uFF1C\uFF1E]{0,16}transcript)", re.IGNORECASE)
+# Compiled by `re` on first use (and kept in its cache): a reader of the store never fences.
+_FENCE_LIKE = r"(?i)[<\uFF1C\uFE64]([^A-Za-z<>\uFF1C\uFF1E]{0,16}transcript)"
 
 
 def fence_safe(text: str) -> str:
     """`text` with every tag-like "<...transcript" made inert ("&lt;/transcript>"): data inside
     the fence can neither close it nor open another."""
-    return _FENCE_LIKE.sub(r"&lt;\1", text)
+    return re.sub(_FENCE_LIKE, r"&lt;\1", text)
 
 
 def length_target(max_tokens: int | None) -> str:

@@ -150,9 +150,10 @@ class ConfigFileError(ConfigError):
 
 # -- reading the file ---------------------------------------------------------------------------
 
-_AT_PATH = re.compile(r" - at `\$((?:\.[^`.\[]+|\[\d+\])*)`$")
-_UNKNOWN = re.compile(r"Object contains unknown field `([^`]+)`")
-_YAML_LINE = re.compile(r"line (\d+), column (\d+)")
+# What msgspec's errors say; compiled by `re` when an error is read (and kept in its cache).
+_AT_PATH = r" - at `\$((?:\.[^`.\[]+|\[\d+\])*)`$"
+_UNKNOWN = r"Object contains unknown field `([^`]+)`"
+_YAML_LINE = r"line (\d+), column (\d+)"
 
 
 def read_user_config_bytes(path: Path) -> bytes | None:
@@ -208,7 +209,7 @@ def parse_config(raw: bytes | None, path: Path) -> tuple[ConfigLayer, dict[str, 
         ) from None
     except msgspec.DecodeError as error:  # YAML syntax: the parser says where
         message = str(error)
-        lines = _YAML_LINE.findall(message)
+        lines = re.findall(_YAML_LINE, message)
         line = lines[-1][0] if lines else "?"
         detail = re.sub(r'\s*in "<[a-z ]+>", line \d+, column \d+', "", message)
         detail = re.sub(r"\s+", " ", detail).strip() or "not YAML"
@@ -242,10 +243,10 @@ def _refuse_aliases(text: str, path: Path) -> None:
 
 def _key_of(message: str) -> tuple[str, str]:
     """The dotted key a msgspec ValidationError is about, and its words without the path."""
-    at = _AT_PATH.search(message)
+    at = re.search(_AT_PATH, message)
     path = at.group(1).lstrip(".") if at else ""
     detail = message[: at.start()] if at else message
-    unknown = _UNKNOWN.search(detail)
+    unknown = re.search(_UNKNOWN, detail)
     if unknown:
         name = unknown.group(1)
         parent = f"{path}." if path else ""
@@ -371,9 +372,7 @@ def _text_layer(values: Mapping[str, str], where: Mapping[str, str]) -> ConfigLa
 
 
 # msgspec's words for text that is not the number (or flag) a key takes.
-_EXPECTED_TEXT = re.compile(
-    r"Expected `(int|float|bool)`, got `(?:str|float)`|Invalid decimal string"
-)
+_EXPECTED_TEXT = r"Expected `(int|float|bool)`, got `(?:str|float)`|Invalid decimal string"
 _EXPECTED_WORDS = {
     "int": "a whole number",
     "float": "a number",
@@ -385,7 +384,7 @@ _EXPECTED_WORDS = {
 def _plain(detail: str, value: object, *, in_yaml: bool = False) -> str:
     """A value that is not the number (or flag) its key takes: what it was and what it should
     be ('lots' is not a whole number; 2.5 is not a whole number), not msgspec's words for it."""
-    expected = _EXPECTED_TEXT.search(detail)
+    expected = re.search(_EXPECTED_TEXT, detail)
     if expected is None:
         return detail
     wanted = _EXPECTED_WORDS[expected.group(1) or "decimal"]

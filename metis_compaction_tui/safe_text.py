@@ -22,6 +22,7 @@ parse) from a string in which:
 
 from __future__ import annotations
 
+import functools
 import re
 
 # typing.TYPE_CHECKING without importing typing (milliseconds on the status line's path).
@@ -63,11 +64,30 @@ _HIDING = (
     | frozenset(range(0x1D173, 0x1D17B))
     | frozenset(range(0xE0100, 0xE01F0))  # variation selectors supplement
 )
+
+
+def _char_class(codes: list[int]) -> str:
+    """A regex character class of `codes` (sorted), each run of consecutive ones as a range:
+    a class of 250 single characters takes `re` milliseconds to compile, one of 9 runs does not."""
+    runs: list[list[int]] = []
+    for code in codes:
+        if runs and runs[-1][1] == code - 1:
+            runs[-1][1] = code
+        else:
+            runs.append([code, code])
+    return (
+        "["
+        + "".join(
+            re.escape(chr(low)) + (f"-{re.escape(chr(high))}" if high > low else "")
+            for low, high in runs
+        )
+        + "]"
+    )
+
+
 # Printable by str.isprintable() and still hiding: the fast path must look for these too.
 # Built from _HIDING with this interpreter's Unicode data, so no code point can slip between.
-_PRINTABLE_HIDING = re.compile(
-    "[" + "".join(re.escape(chr(code)) for code in sorted(_HIDING) if chr(code).isprintable()) + "]"
-)
+_PRINTABLE_HIDING = _char_class([code for code in sorted(_HIDING) if chr(code).isprintable()])
 # `exact` output (ids, titles: one_line in the CLI) must also tell apart what looks alike: the
 # emoji variation selectors, every space but U+0020, and the stand-ins this module prints, when
 # they are in the text itself. Together that makes `exact` output one-to-one (distinct inputs
@@ -79,9 +99,17 @@ _STAND_INS = (
     | frozenset((0x27E8, 0x23CE, 0xFFFD))  # ⟨, ⏎, the replacement character
 )
 _LOOK_ALIKE_SPACES = (0x00A0, 0x1680, *range(0x2000, 0x200B), 0x202F, 0x205F, 0x3000)
-_EXACT_EXTRA = re.compile(
+_EXACT_EXTRA = (
     "[\ufe00-\ufe0f\u2400-\u243f\u27e8\u23ce\ufffd\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]"
 )
+
+
+@functools.cache
+def _pattern(source: str) -> re.Pattern[str]:
+    """_PRINTABLE_HIDING or _EXACT_EXTRA, compiled when the first non-ASCII text is met: every
+    code point in them is above U+007F, and most text shown (the CLI's lines, the status line's)
+    is ASCII."""
+    return re.compile(source)
 
 
 def _visible(code: int, *, exact: bool = False) -> str:
@@ -126,11 +154,16 @@ def neutralise(text: str, *, single_line: bool = False, exact: bool = False) -> 
     visible. `exact` (single-line fields that identify something: ids, titles, model names):
     also every look-alike space and variation selector, a CR on its own, and the stand-ins
     themselves when they are in `text`, so that two different texts never print the same."""
-    # Nearly all text is printable and hides nothing: returned after two C scans.
-    if (
-        text.isprintable()
-        and not _PRINTABLE_HIDING.search(text)
-        and not (exact and _EXACT_EXTRA.search(text))
+    # Nearly all text is printable and hides nothing: returned after two C scans (ASCII text,
+    # printable, can hold none of the code points the patterns look for). A block keeps its
+    # newlines and tabs as they are, so they alone do not send it through the table.
+    probe = text if single_line or exact else text.replace("\n", "").replace("\t", "")
+    if probe.isprintable() and (
+        probe.isascii()
+        or (
+            not _pattern(_PRINTABLE_HIDING).search(probe)
+            and not (exact and _pattern(_EXACT_EXTRA).search(probe))
+        )
     ):
         return text
     key = (single_line or exact, exact)

@@ -6,6 +6,7 @@ is written down, so a SELECT and its decoder can never disagree.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from array import array
 from collections.abc import Iterator
@@ -116,8 +117,13 @@ COMPACTION_COLUMNS = "compaction_id, session_id, revision, record, undone, creat
 EVENT_COLUMNS = "event_id, session_id, event_type, body, created_at_ms"
 
 _config_decoder = msgspec.json.Decoder(CompactionConfig)
-_record_decoder = msgspec.json.Decoder(CompactionRecord)
 _json = msgspec.json.Encoder()
+
+
+@functools.cache
+def _record_decoder() -> msgspec.json.Decoder[CompactionRecord]:
+    """Built on first use: a store without compactions never evaluates the record's types."""
+    return msgspec.json.Decoder(CompactionRecord)
 
 
 def encode_config(config: CompactionConfig) -> str:
@@ -212,7 +218,7 @@ def body_message(seq: int, body: bytes, session_id: str | None = None) -> Messag
 def stored_compaction(row: tuple[Any, ...] | sqlite3.Row) -> StoredCompaction:
     cid = row[0]
     try:
-        record = _record_decoder.decode(text_or_bytes_col("compactions", "record", cid, row[3]))
+        record = _record_decoder().decode(text_or_bytes_col("compactions", "record", cid, row[3]))
         return StoredCompaction(
             int_col("compactions", "compaction_id", cid, cid),
             text_col("compactions", "session_id", cid, row[1], non_empty=True),

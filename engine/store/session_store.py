@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.config import CompactionConfig
 from engine.errors import StoreLocked
@@ -28,7 +28,6 @@ from engine.messages import HistoryError, Message
 from engine.outcomes import CompactionRecord, SessionSnapshot, TurnPlan
 from engine.policy.plan import plan_turn
 from engine.policy.strategies import reads_tool_output
-from engine.store import spend_journal
 from engine.store import sql as store_sql
 from engine.store.rows import (
     COMPACTION_COLUMNS,
@@ -55,7 +54,9 @@ from engine.store.schema import (
     connect,
     describe_sqlite_error,
 )
-from engine.summarizers import Summarizer
+
+if TYPE_CHECKING:
+    from engine.summarizers import Summarizer
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -207,6 +208,8 @@ class SessionStore:
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         """A write transaction that first folds in spend earlier writers could not record."""
+        from engine.store import spend_journal  # writers only: a reader never folds spend
+
         claimed: list[tuple[Path, Path]] = []
         self._wrote = True
         try:
@@ -426,6 +429,8 @@ class SessionStore:
             with self._write() as conn:
                 self._write_spend(conn, self._session(conn, session_id), spent_usd)
         except StoreLocked:
+            from engine.store import spend_journal
+
             seen = self._spend_seen.get(session_id)
             if seen is None:
                 raise  # a manager built by hand: no difference to journal

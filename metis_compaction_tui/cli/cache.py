@@ -10,11 +10,11 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import msgspec
 
-from engine import CacheRow, CompactionCache, cache_path, ledger_counts
+from engine import cache_path
 from metis_compaction_tui.cli import exit_codes
 from metis_compaction_tui.cli.errors import CliError
 from metis_compaction_tui.cli.output import (
@@ -25,8 +25,13 @@ from metis_compaction_tui.cli.output import (
     one_line,
 )
 
+if TYPE_CHECKING:
+    from engine import CacheRow, CompactionCache
+
 
 def cache_row_json(row: CacheRow, *, with_text: bool) -> dict[str, Any]:
+    from engine import ledger_counts  # a summary's ledger: shown with one row, never listed
+
     data = msgspec.to_builtins(row)
     data["ledger"] = msgspec.to_builtins(ledger_counts(row.summary_text))
     if not with_text:
@@ -39,6 +44,8 @@ def _open_cache(path: Path) -> CompactionCache | None:
     """The workspace's cache, or None when there is none yet (and none is created)."""
     if not os.path.lexists(path):  # a dangling link is no "none yet": CompactionCache refuses it
         return None
+    from engine import CompactionCache  # no cache yet, nothing of it loaded
+
     cache = CompactionCache(path)
     if cache.problem:
         cache.close()

@@ -8,32 +8,20 @@ cache's evict/trim/clear change anything, and only what they name.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from decimal import Decimal
-from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import msgspec
 
+# What every reader here uses (and the store loads anyway); the rest is imported where it is
+# used: a compaction's savings and work ledger only when one is in effect, the summarizer's
+# errors only by compact.
 from engine import (
     ORIGIN_DEFAULT,
     SCHEMA_VERSION,
-    CompactionConfig,
     History,
-    Message,
-    ResolvedConfig,
-    SessionInfo,
     SessionStore,
-    SpanChanged,
-    SpanPlan,
-    StoredCompaction,
     StoreError,
-    SummarizerError,
-    SummarizerSettings,
-    TurnPlan,
-    UndoRefused,
-    compaction_savings,
-    ledger_counts,
     no_span_reason,
     plan_turn,
     price_origin,
@@ -47,6 +35,21 @@ from metis_compaction_tui.cli.output import (
     one_line,
     warn,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
+
+    from engine import (
+        CompactionConfig,
+        Message,
+        ResolvedConfig,
+        SessionInfo,
+        SpanPlan,
+        StoredCompaction,
+        SummarizerSettings,
+        TurnPlan,
+    )
 
 
 def _percent(part: int, whole: int) -> float:
@@ -167,6 +170,8 @@ def last_compaction_json(
     stored = next((c for c in reversed(compactions) if not c.undone), None)
     if stored is None:
         return None
+    from engine import compaction_savings, ledger_counts
+
     record = stored.record
     savings = compaction_savings(record, summarizer)
     usage = record.usage
@@ -367,6 +372,8 @@ def cmd_compact(
 async def compact_or_preview(
     manager: Any, dry_run: bool, instructions: str | None, as_json: bool, out: TextIO
 ) -> int:
+    from engine import SpanChanged, SummarizerError
+
     try:
         preview = manager.preview(instructions)
         if preview is None:
@@ -456,6 +463,8 @@ def compaction_json(stored: StoredCompaction) -> dict[str, Any]:
 
 
 def cmd_undo(workspace: Path, session_id: str, as_json: bool, out: TextIO) -> int:
+    from engine import UndoRefused
+
     with open_store(workspace) as store:
         try:
             before = store.session_info(session_id).revision

@@ -137,23 +137,27 @@ def _build_undo(p: argparse.ArgumentParser) -> None:
 def _build_cache(p: argparse.ArgumentParser) -> None:
     actions = p.add_subparsers(dest="action", metavar="{list,show,evict,trim,clear}")
     actions.required = True
-    a = actions.add_parser("list", help="rows, most recently read first")
+
+    def action(name: str, help_text: str) -> argparse.ArgumentParser:
+        return actions.add_parser(name, help=help_text, formatter_class=_Formatter)
+
+    a = action("list", "rows, most recently read first")
     _json_flag(a)
     _workspace_args(a)
-    a = actions.add_parser("show", help="one row with its summary text")
+    a = action("show", "one row with its summary text")
     _json_flag(a)
     a.add_argument("key", help="a cache key, or a unique prefix of one")
     _workspace_args(a)
-    a = actions.add_parser("evict", help="delete one row")
+    a = action("evict", "delete one row")
     _json_flag(a)
     a.add_argument("key", help="a cache key, or a unique prefix of one")
     _workspace_args(a)
-    a = actions.add_parser("trim", help="keep the N most recently read rows")
+    a = action("trim", "keep the N most recently read rows")
     _json_flag(a)
     a.add_argument("n", type=int, metavar="N")
     a.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
     _workspace_args(a)
-    a = actions.add_parser("clear", help="delete every row")
+    a = action("clear", "delete every row")
     _json_flag(a)
     a.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
     _workspace_args(a)

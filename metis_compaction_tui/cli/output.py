@@ -41,12 +41,14 @@ _LOST_ERRNOS = frozenset({errno.EPIPE, errno.ENOSPC, errno.EDQUOT, errno.EIO, er
 # keeps it valid JSON that decodes to the same data.
 # Bidi controls, zero-width and other invisible characters, tag characters, variation selectors
 # and blank fillers (safe_text's list) included: an astral one as its UTF-16 pair of escapes.
-_JSON_UNSAFE = re.compile(
+# Both patterns are compiled by `re` on first use (and kept in its cache): text output needs
+# neither.
+_JSON_UNSAFE = (
     "[\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
     "\u2028-\u202e\u2060-\u206f\u2800\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb"
     "\U000e0000-\U000e007f\U000e0100-\U000e01ef]"
 )
-_SURROGATES = re.compile("[\ud800-\udfff]")
+_SURROGATES = "[\ud800-\udfff]"
 
 
 class OutputLost(Exception):
@@ -115,7 +117,7 @@ class Output:
 def _scrub(data: Any) -> Any:
     """Lone surrogates (undecodable bytes read back) as U+FFFD: JSON cannot carry them."""
     if isinstance(data, str):
-        return _SURROGATES.sub("\ufffd", data)
+        return re.sub(_SURROGATES, "\ufffd", data)
     if isinstance(data, dict):
         return {_scrub(k): _scrub(v) for k, v in data.items()}
     if isinstance(data, list | tuple):
@@ -129,7 +131,7 @@ def json_text(data: object) -> str:
     except UnicodeEncodeError:
         encoded = msgspec.json.encode(_scrub(msgspec.to_builtins(data)))
     text = msgspec.json.format(encoded, indent=2).decode()
-    return _JSON_UNSAFE.sub(lambda m: _json_escape(ord(m.group())), text)
+    return re.sub(_JSON_UNSAFE, lambda m: _json_escape(ord(m.group())), text)
 
 
 def _json_escape(code: int) -> str:
