@@ -4,7 +4,6 @@ state both faces share (the file's identity when opened, degraded or not)."""
 
 from __future__ import annotations
 
-import logging
 import os
 import sqlite3
 from pathlib import Path
@@ -13,7 +12,12 @@ from engine.cache.rows import COLUMNS, TABLE, CacheStatus
 from engine.layout import file_identity
 from engine.safe_files import sqlite_files_problem
 
-log = logging.getLogger("engine.cache")
+
+def warn(message: str, *args: object) -> None:
+    """Logged to "engine.cache"; logging is imported only then (`cache list` never needs it)."""
+    import logging
+
+    logging.getLogger("engine.cache").warning(message, *args, stacklevel=2)  # the caller's line
 
 
 _SIDE_FILES = ("-wal", "-shm", "-journal")
@@ -128,5 +132,5 @@ class CacheFace:
         return file_identity(self.path) != self._identity
 
     def _set_problem(self, problem: str) -> None:
-        log.warning("%s", problem)  # the path and SQLite's message only: never summary text
+        warn("%s", problem)  # the path and SQLite's message only: never summary text
         self._problem = problem

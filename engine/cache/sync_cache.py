@@ -4,16 +4,22 @@ store with a `problem` the UI can show, until `reopen()` succeeds."""
 
 from __future__ import annotations
 
-import logging
 import sqlite3
-import threading
 import time
+from _thread import RLock  # threading.RLock's own type, without importing threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
-from engine.cache.files import CacheFace, describe, is_transient, open_refusal, prepare_file
+from engine.cache.files import (
+    CacheFace,
+    describe,
+    is_transient,
+    open_refusal,
+    prepare_file,
+    warn,
+)
 from engine.cache.rows import (
     CacheEntry,
     CacheRow,
@@ -38,7 +44,6 @@ from engine.cache.schema import (
 from engine.layout import file_identity
 from engine.row_check import BadRow
 
-log = logging.getLogger("engine.cache")
 T = TypeVar("T")
 
 
@@ -57,7 +62,7 @@ class CompactionCache(CacheFace):
         super().__init__(path)
         self.max_rows, self._clock = max_rows, clock
         self.rejected: list[str] = []  # what each bad row read back was (BadRow messages)
-        self._lock = threading.RLock()
+        self._lock = RLock()
         self._conn: sqlite3.Connection | None = None
         self.reopen()
 
@@ -110,7 +115,7 @@ class CompactionCache(CacheFace):
             return decode_row(values)
         except BadRow as bad:
             self.rejected.append(str(bad))
-            log.warning("compaction cache %s: %s; treated as a miss", self.path, bad)
+            warn("compaction cache %s: %s; treated as a miss", self.path, bad)
             if evict:
                 self._run(lambda c: c.execute(SQL_EVICT, (values[0],)).rowcount, 0)
             return None
@@ -183,7 +188,7 @@ class CompactionCache(CacheFace):
                 return op(self._conn)
             except sqlite3.Error as exc:
                 if is_transient(exc):
-                    log.warning("compaction cache %s busy; treated as a miss", self.path)
+                    warn("compaction cache %s busy; treated as a miss", self.path)
                 else:
                     self._degrade(describe(self.path, exc))
                 return default

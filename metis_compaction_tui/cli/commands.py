@@ -117,10 +117,15 @@ def span_json(span: SpanPlan) -> dict[str, int]:
 
 
 def session_status(
-    store: SessionStore, info: SessionInfo, settings: ResolvedConfig | None = None
+    store: SessionStore,
+    info: SessionInfo,
+    settings: ResolvedConfig | None = None,
+    *,
+    ledger: bool = True,
 ) -> dict[str, Any]:
     """One stored session's status (docs/cli-json.md): its stored knobs, with what the flags,
-    environment and .metis/config.yaml set on top (`settings`), and where each came from."""
+    environment and .metis/config.yaml set on top (`settings`), and where each came from.
+    `ledger`: read the last summary's work ledger back (the JSON shows it, the text does not)."""
     config = info.config if settings is None else settings.apply(info.config)
     snapshot = store.snapshot(info.session_id)
     history = History(
@@ -155,7 +160,7 @@ def session_status(
         "last_compaction": last_compaction_json(
             compactions,
             None if settings is None else settings.summarizer.bound(config.compaction_model),
-            history.messages,
+            history.messages if ledger else (),
         ),
     }
 
@@ -170,7 +175,7 @@ def last_compaction_json(
     stored = next((c for c in reversed(compactions) if not c.undone), None)
     if stored is None:
         return None
-    from engine import compaction_savings, ledger_counts
+    from engine import compaction_savings
 
     record = stored.record
     savings = compaction_savings(record, summarizer)
@@ -194,14 +199,15 @@ def last_compaction_json(
         # engine.ledger: what its summary's work ledger restored and left out (None: its
         # summary is not in the active history).
         "ledger": next(
-            (
-                msgspec.to_builtins(ledger_counts(m.text()))
-                for m in messages
-                if m.id == record.summary_message_id
-            ),
-            None,
+            (_ledger_counts(m) for m in messages if m.id == record.summary_message_id), None
         ),
     }
+
+
+def _ledger_counts(summary: Message) -> dict[str, Any]:
+    from engine import ledger_counts  # engine.ledger: loaded only to read a ledger back
+
+    return msgspec.to_builtins(ledger_counts(summary.text()))
 
 
 def cmd_status(
@@ -215,7 +221,7 @@ def cmd_status(
         sessions = []
         for info in infos:
             try:
-                sessions.append(session_status(store, info, settings))
+                sessions.append(session_status(store, info, settings, ledger=as_json))
             except StoreError as error:
                 bad_rows.append(str(error))
         for problem in bad_rows:
