@@ -22,7 +22,6 @@ command that trusts it.
 from __future__ import annotations
 
 import os
-import shlex
 import uuid
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -142,6 +141,8 @@ class WorkspaceTrust(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def trust_command(self) -> str:
+        import shlex  # only an untrusted file's remedy is quoted
+
         return f"{PROG} trust {shlex.quote(self.workspace)}"
 
     def note(self) -> str:

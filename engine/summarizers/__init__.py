@@ -5,7 +5,6 @@ protocol, injected directly or through an import path in the settings."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 
 from engine.errors import ConfigError
@@ -132,6 +131,8 @@ def check_summarizer(model: str, settings: SummarizerSettings | None = None) -> 
         model_price(model, chosen)
     elif model.startswith(OPENAI_PREFIX):
         model_price(model, chosen)
+        import importlib.util  # only an openai: model asks
+
         if importlib.util.find_spec("openai") is None:
             raise ConfigError("compaction_model", OPENAI_EXTRA_MISSING)
     elif model != EXTRACTIVE_MODEL:

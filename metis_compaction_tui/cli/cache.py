@@ -8,11 +8,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
-
-import msgspec
 
 from engine import cache_path
 from metis_compaction_tui.cli import exit_codes
@@ -25,11 +20,21 @@ from metis_compaction_tui.cli.output import (
     one_line,
 )
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+    from typing import Any, TextIO
+
     from engine import CacheRow, CompactionCache
+
+# msgspec comes with an existing cache (its rows are Structs) or a JSON report: `cache list` on
+# a workspace without a cache file loads neither it nor typing.
 
 
 def cache_row_json(row: CacheRow, *, with_text: bool) -> dict[str, Any]:
+    import msgspec
+
     from engine import ledger_counts  # a summary's ledger: shown with one row, never listed
 
     data = msgspec.to_builtins(row)
@@ -74,16 +79,23 @@ def _confirm(prompt: str, call: CacheCall) -> bool:
     return call.stdin.readline().strip().lower() in ("y", "yes")
 
 
-class CacheCall(msgspec.Struct):
+class CacheCall:
     """One cache subcommand's inputs; `cache` is None when the workspace has no cache yet."""
 
-    cache: CompactionCache | None
-    path: Path
-    arg: Any
-    as_json: bool
-    yes: bool
-    out: TextIO
-    stdin: TextIO
+    __slots__ = ("arg", "as_json", "cache", "out", "path", "stdin", "yes")
+
+    def __init__(
+        self,
+        cache: CompactionCache | None,
+        path: Path,
+        arg: Any,
+        as_json: bool,
+        yes: bool,
+        out: TextIO,
+        stdin: TextIO,
+    ) -> None:
+        self.cache, self.path, self.arg = cache, path, arg
+        self.as_json, self.yes, self.out, self.stdin = as_json, yes, out, stdin
 
     def existing(self) -> CompactionCache:
         if self.cache is None:
@@ -122,6 +134,8 @@ def _cache_list(call: CacheCall) -> int:
     rows = call.cache.list_entries() if call.cache is not None else []
     out = call.out
     if call.as_json:
+        import msgspec
+
         emit_json(
             {
                 "shape_version": JSON_SHAPE_VERSION,

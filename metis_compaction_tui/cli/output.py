@@ -16,11 +16,15 @@ import errno
 import os
 import re
 import sys
-from typing import Any, TextIO
-
-import msgspec
 
 from metis_compaction_tui.safe_text import neutralise
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any, TextIO
+
+# msgspec is imported by the JSON writer: text from a command that reads no store (`cache list`
+# on a workspace without a cache) does not load it.
 
 JSON_SHAPE_VERSION = 2  # 2: `watermark` -> `floor`, span `watermark` -> `compaction_watermark`
 
@@ -126,6 +130,8 @@ def _scrub(data: Any) -> Any:
 
 
 def json_text(data: object) -> str:
+    import msgspec
+
     try:
         encoded = msgspec.json.encode(data)
     except UnicodeEncodeError:
