@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from engine.ledger.extract import extract
+from engine.ledger.extraction import extract
 from engine.ledger.merge import merge
 from engine.ledger.model import VALUE, Entry, Ledger, LedgerResult, squash
 from engine.ledger.render import render, split
