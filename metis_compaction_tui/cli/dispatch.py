@@ -413,6 +413,22 @@ def _is_transcript(path: Path) -> bool:
     return is_transcript_path(path)
 
 
+def _not_a_workspace(command: str, session: str, workspace: Path) -> None:
+    """The session comes first: a workspace folder given in its place (with the default
+    workspace holding no store) is named as the slip it is, not as a store missing from "."."""
+    from pathlib import Path
+
+    from engine import is_workspace
+
+    given = Path(session)
+    if workspace == Path(".") and not is_workspace(workspace) and is_workspace(given):
+        raise CliError(
+            f"{session} is a workspace, not a session id: the session comes "
+            f"first, `{command} SESSION {session}` (`status "
+            f"{session}` lists its sessions)"
+        )
+
+
 def _dispatch(args: argparse.Namespace, out: TextIO) -> int:
     # Each case imports its own command module: a subcommand pays for what it uses.
     match args.command:
@@ -439,6 +455,7 @@ def _dispatch(args: argparse.Namespace, out: TextIO) -> int:
                 return cmd_transcript_compact(
                     session, args.dry_run, args.instructions, args.sets, args.json, out
                 )
+            _not_a_workspace(args.command, args.session, args.workspace)
             from engine import parse_flags
             from metis_compaction_tui.cli.commands import cmd_compact
 
@@ -452,6 +469,7 @@ def _dispatch(args: argparse.Namespace, out: TextIO) -> int:
                 parse_flags(args.sets),
             )
         case "undo":
+            _not_a_workspace(args.command, args.session, args.workspace)
             from metis_compaction_tui.cli.commands import cmd_undo
 
             return cmd_undo(args.workspace, args.session, args.json, out)

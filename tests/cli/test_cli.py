@@ -306,6 +306,24 @@ def test_an_unknown_session_is_one_line_exit_2_and_writes_nothing(
     assert state(workspace) == before
 
 
+@pytest.mark.parametrize("command", ["compact", "undo"])
+def test_a_workspace_given_for_the_session_is_named_as_such_and_writes_nothing(
+    command: str,
+    workspace: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))  # ".", the default, holds no store
+    before = state(workspace)
+    code, _, err = run(capsys, command, str(workspace))
+    assert code == 2
+    line = one_error_line(err)
+    assert f"{workspace} is a workspace, not a session id" in line
+    assert f"`{command} SESSION {workspace}`" in line
+    assert state(workspace) == before
+
+
 def test_the_console_script_exits_2_in_a_real_process(tmp_path: Path) -> None:
     script = Path(sys.executable).with_name("metis-compaction-tui")
     done = subprocess.run(
