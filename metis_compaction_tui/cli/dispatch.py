@@ -14,6 +14,7 @@ line on stderr, exit code 2, nothing written. Stores are opened with create=Fals
 from __future__ import annotations
 
 import argparse
+import errno
 import math
 import sys
 
@@ -357,6 +358,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{PROG}: {error}: written by something other than this engine; nothing "
                 "written. Restore the file from a backup, or delete that row"
             )
+            return exit_codes.settle(exit_codes.USAGE)
+        if isinstance(error, OSError) and error.errno == errno.ENAMETOOLONG:
+            # Only a path given on the command line can be too long to look up.
+            name = str(error.filename or "")
+            shown = name if len(name) <= 80 else f"{name[:60]}… ({len(name):,} characters)"
+            warn(f"{PROG}: {shown}: {error.strerror}; give a shorter path")
             return exit_codes.settle(exit_codes.USAGE)
         if not isinstance(error, user_errors()):
             raise

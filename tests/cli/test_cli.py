@@ -324,6 +324,29 @@ def test_a_workspace_given_for_the_session_is_named_as_such_and_writes_nothing(
     assert state(workspace) == before
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["status", "{long}"],
+        ["status", "-w", "{long}"],
+        ["inspect", "{long}"],
+        ["compact", "{long}"],
+        ["undo", "{long}"],
+        ["compact", "s", "{long}"],
+        ["cache", "list", "{long}"],
+        ["trust", "{long}"],
+    ],
+)
+def test_a_path_too_long_to_look_up_is_one_line_exit_2(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    long = "a" * 5_000  # over any file name limit (NAME_MAX is 255 on Linux)
+    code, _, err = run(capsys, *(a.format(long=long) for a in argv))
+    assert code == 2
+    line = one_error_line(err)
+    assert "File name too long" in line  # said in one line, whichever reader met it first
+
+
 def test_the_console_script_exits_2_in_a_real_process(tmp_path: Path) -> None:
     script = Path(sys.executable).with_name("metis-compaction-tui")
     done = subprocess.run(
