@@ -48,7 +48,11 @@ async def test_a_folder_without_a_store_says_how_to_make_one_and_shows_no_figure
         with SessionStore.open(tmp_path, create=True) as store:
             store.create_session(SID, config=SMALL_CONFIG, title="first session")
         await wait_until(pilot, lambda: app.data is not None, timeout=20, what="the session")
-        assert app.query_one(Dashboard).display
+        # The feed says the store is back after the round that loaded it: the panels change on
+        # that message, which may follow the load by a frame on a busy machine.
+        await wait_until(
+            pilot, lambda: app.query_one(Dashboard).display, timeout=20, what="the dashboard"
+        )
         assert not app.query_one(NoStorePanel).display
 
 
