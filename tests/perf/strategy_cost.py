@@ -206,22 +206,9 @@ def floor_usd(wc: Any, without: Any, turn: int, preserve: int) -> Decimal:
     from the cache, and the new turn at the input rate. The tail is what §3.2 never compacts, the
     last `preserve` messages before the turn (the watermark may slide back to a tool-cycle
     boundary, §3.3, which only keeps more), counted as the engine counts them."""
-    tokens = _message_tokens(without)
-    start = without.start_counts[turn - 1]
-    tail = sum(tokens[max(0, start - preserve) : start])
+    start = without.start_counts[turn - 1]  # uncompacted: its final history is every message
+    tail = sum(without.final_tokens[max(0, start - preserve) : start])
     return wc.bill(tail, "read", without.turns[turn - 1].new_tokens, without.price)
-
-
-_TOKENS: dict[int, tuple[Any, list[int]]] = {}
-
-
-def _message_tokens(run: Any) -> list[int]:
-    """The engine's count of each message of an uncompacted run (its history is all of them)."""
-    held = _TOKENS.get(id(run))
-    if held is None or held[0] is not run:
-        held = (run, list(History(run.final_messages).tokens))
-        _TOKENS[id(run)] = held
-    return held[1]
 
 
 def vs_floor(wc: Any, run: Any, without: Any, turn: int, preserve: int) -> float:
@@ -281,14 +268,14 @@ def run_figures(wc: Any, with_: Any, without: Any, preserve: int = 5) -> dict[st
     even = wc.break_even(with_, without)
     n = len(with_.turns)
     at: dict[str, float] = {}
-    vs_floor: dict[str, float] = {}
+    to_floor: dict[str, float] = {}
     floor: dict[str, dict[str, object]] = {}
     for turn in CHECKPOINTS:
         if turn <= n:
             a, b = with_.turns[turn - 1], without.turns[turn - 1]
             at[str(turn)] = round(float(a.input_usd / b.input_usd), 3)
             lowest = floor_usd(wc, without, turn, preserve)
-            vs_floor[str(turn)] = round(float(a.input_usd / lowest), 3)
+            to_floor[str(turn)] = round(float(a.input_usd / lowest), 3)
             floor[str(turn)] = {
                 "usd": str(lowest),
                 "vs_uncompacted": round(float(lowest / b.input_usd), 3),
@@ -303,7 +290,7 @@ def run_figures(wc: Any, with_: Any, without: Any, preserve: int = 5) -> dict[st
         "break_even_after_turns": even - first if even is not None and first is not None else None,
         "billed_input_vs_uncompacted": at,
         "floor": floor,
-        "billed_input_vs_floor": vs_floor,
+        "billed_input_vs_floor": to_floor,
         "input_usd": str(with_.total - with_.spend),  # every turn's billed input
         "total_usd": str(with_.total),
         "uncompacted_total_usd": str(without.total),

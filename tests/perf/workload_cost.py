@@ -118,6 +118,7 @@ class Run(msgspec.Struct, frozen=True):
     seed: int
     start_counts: list[int]  # messages in the history at the start of each turn
     final_messages: list[Message]  # the active history after the last turn
+    final_tokens: list[int]  # the engine's count of each of them
     price: ModelPrice = PRICE  # the rates its turns were billed at
 
     @property
@@ -274,6 +275,7 @@ async def run_session(
         seed=seed,
         start_counts=start_counts,
         final_messages=list(manager.messages),
+        final_tokens=list(manager.history.tokens),
         price=pricing.price,
     )
 
