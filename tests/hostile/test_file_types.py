@@ -22,6 +22,9 @@ from tests.hostile.workspace_files import (
     SESSION,
     cli,
     grown_workspace,
+    make_dev_zero_link,
+    make_fifo,
+    make_folder,
     no_secret_in,
     no_secret_stored,
     one_line_refusal,
@@ -55,18 +58,6 @@ def session_state(workspace: Path) -> tuple[int, Decimal]:
 # -- the config file -----------------------------------------------------------------------------
 
 
-def _fifo(path: Path) -> None:
-    os.mkfifo(path)
-
-
-def _dev_zero(path: Path) -> None:
-    path.symlink_to("/dev/zero")
-
-
-def _folder(path: Path) -> None:
-    path.mkdir()
-
-
 def _link_outside(path: Path) -> None:
     target = path.parents[2] / "elsewhere.yaml"
     target.write_text('summarizer:\n  base_url: "http://127.0.0.1:9"\n')
@@ -78,9 +69,9 @@ def _too_big(path: Path) -> None:
 
 
 CONFIG_ATTACKS = {
-    "fifo": (_fifo, "named pipe"),
-    "dev_zero_link": (_dev_zero, "symbolic link"),
-    "folder": (_folder, "folder"),
+    "fifo": (make_fifo, "named pipe"),
+    "dev_zero_link": (make_dev_zero_link, "symbolic link"),
+    "folder": (make_folder, "folder"),
     "link_outside": (_link_outside, "symbolic link"),
     "too_big": (_too_big, "a config file is at most 262,144"),
 }

@@ -10,7 +10,6 @@ token in its environment and its own HOME and XDG_CONFIG_HOME."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,9 @@ from tests.hostile.workspace_files import (
     SESSION,
     cli,
     grown_workspace,
+    make_dev_zero_link,
+    make_fifo,
+    make_folder,
     no_secret_in,
     no_secret_stored,
     one_line_refusal,
@@ -169,26 +171,14 @@ def test_the_users_import_path_runs_without_trust(tmp_path: Path, home: Path) ->
         assert "ACME SUMMARY" in store.snapshot(SESSION).messages[0].text()
 
 
-def _fifo(path: Path) -> None:
-    os.mkfifo(path)
-
-
-def _dev_zero(path: Path) -> None:
-    path.symlink_to("/dev/zero")
-
-
-def _folder(path: Path) -> None:
-    path.mkdir()
-
-
 def _too_big(path: Path) -> None:
     path.write_text("# padding\n" * 40_000)  # 400,000 bytes
 
 
 USER_FILE_ATTACKS = {
-    "fifo": (_fifo, "is a named pipe (FIFO), not a regular file"),
-    "dev_zero_link": (_dev_zero, "is a symbolic link to a device, not a regular file"),
-    "folder": (_folder, "is a folder, not a regular file"),
+    "fifo": (make_fifo, "is a named pipe (FIFO), not a regular file"),
+    "dev_zero_link": (make_dev_zero_link, "is a symbolic link to a device, not a regular file"),
+    "folder": (make_folder, "is a folder, not a regular file"),
     "too_big": (_too_big, "a config file is at most 262,144"),
 }
 

@@ -104,3 +104,18 @@ def one_line_refusal(run: Run, *words: str) -> None:
     assert "Traceback" not in run.err
     for word in words:
         assert word in run.err, (word, run.err)
+
+
+# -- files that are not what a config file should be (each makes one at `path`) ------------------
+
+
+def make_fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def make_dev_zero_link(path: Path) -> None:
+    path.symlink_to("/dev/zero")
+
+
+def make_folder(path: Path) -> None:
+    path.mkdir()
