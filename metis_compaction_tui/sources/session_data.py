@@ -355,6 +355,9 @@ class SessionData:
         """Rows not held yet are appended; a held one sent again with more in it (an agent's
         compaction whose size after came a few lines later) replaces it. Returns how many
         rows were added or replaced."""
+        events = list(events)
+        if not events:
+            return 0  # most polls bring none: no index of the held rows to build
         start = max(0, len(self.events) - 200)
         known = {row.event_id: start + i for i, row in enumerate(self.events[start:])}
         changed = 0

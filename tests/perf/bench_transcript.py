@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import resource
 import statistics
 import sys
@@ -35,7 +36,6 @@ from _util import table  # noqa: E402
 
 from engine import CompactionConfig  # noqa: E402
 from metis_compaction_tui.app import MetisInspector  # noqa: E402
-from metis_compaction_tui.sources.session_data import SessionData  # noqa: E402
 from metis_compaction_tui.sources.transcript import TranscriptSource  # noqa: E402
 from tests.app.transcript_helpers import consume  # noqa: E402
 from tests.transcript_writer import ClaudeCodeWriter  # noqa: E402
@@ -45,7 +45,7 @@ CONFIG = CompactionConfig(
     compaction_threshold_tokens=150_000,
     compaction_hard_cap_tokens=190_000,
 )
-TARGETS = {"import_s_per_100mb": 10.0, "first_frame_s": 15.0, "ratio": 2.0}
+TARGETS = {"import_s_per_100mb": 10.0, "first_frame_s": 15.0, "ratio": 1.2}
 
 
 def write_log(path: Path, size: int, seed: int = 1) -> ClaudeCodeWriter:
@@ -99,20 +99,30 @@ async def first_frame(path: Path, scratch: Path) -> tuple[float, int]:
         return elapsed, len(app.data.history) if app.data else 0
 
 
-def append_costs(path: Path, scratch: Path, writer: ClaudeCodeWriter, count: int) -> list[float]:
-    """Seconds per append: one turn written, then one poll and grow (what the feed and the UI
-    thread do with it)."""
-    source = TranscriptSource([path], scratch=scratch, config=CONFIG)
-    data: SessionData = source.load(path.stem)
-    costs: list[float] = []
-    with path.open("a") as out:
-        for _ in range(count):
-            out.writelines(writer.turn())
-            out.flush()
+def append_costs(logs: list[tuple[Path, Path, ClaudeCodeWriter]], count: int) -> list[list[float]]:
+    """Seconds per append on each log: one turn written, then one poll and grow (what the feed
+    and the UI thread do with it). The logs take turns, one append each, so a machine busy with
+    other work weighs on every log alike and the ratio stays a ratio."""
+    opened = []
+    for path, scratch, writer in logs:
+        source = TranscriptSource([path], scratch=scratch, config=CONFIG)
+        opened.append([source, source.load(path.stem), path, writer])
+    # As the app does once a session is shown (MetisInspector._settle_heap): what was loaded is
+    # frozen out of the cyclic GC, whose full passes would otherwise walk all of it mid-append.
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
+    costs: list[list[float]] = [[] for _ in logs]
+    for _ in range(count):
+        for held, times in zip(opened, costs, strict=True):
+            source, data, path, writer = held
+            with path.open("a") as out:
+                out.writelines(writer.turn())
             started = time.perf_counter()
             data = consume(source, data)
             data.plan  # noqa: B018 - the dashboard plans the turn on every update
-            costs.append(time.perf_counter() - started)
+            times.append(time.perf_counter() - started)
+            held[1] = data
     return costs
 
 
@@ -181,8 +191,10 @@ def main() -> None:
             )
         )
 
-        big_costs = append_costs(big, folder / "scratch-c", big_writer, appends)
-        small_costs = append_costs(small, folder / "scratch-d", small_writer, appends)
+        big_costs, small_costs = append_costs(
+            [(big, folder / "scratch-c", big_writer), (small, folder / "scratch-d", small_writer)],
+            appends,
+        )
         ratio = statistics.median(big_costs) / statistics.median(small_costs)
         print(f"\n## Per append while tailing ({appends} turns of 5 records each)\n")
         print(

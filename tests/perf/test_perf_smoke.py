@@ -181,6 +181,19 @@ def test_bench_speed_quick() -> None:
         assert row in done.stdout
 
 
+def test_bench_transcript_quick() -> None:
+    done = run_script(str(PERF / "bench_transcript.py"), "--quick")
+    assert done.returncode == 0, done.stderr + done.stdout
+    for line in (
+        "## Import of 5 MB",
+        "## First frame: the app on the 5 MB log",
+        "## Per append while tailing (20 turns of 5 records each)",
+        "ratio of medians 5 MB / 1 MB:",
+        "write → on screen median",
+    ):
+        assert line in done.stdout, line
+
+
 def test_bench_app_quick() -> None:
     done = run_script(str(PERF / "bench_app.py"), "--quick")
     assert done.returncode == 0, done.stderr + done.stdout
