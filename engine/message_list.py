@@ -1,9 +1,9 @@
 """A history's messages, some of them still stored rows that are decoded when first read.
 
-Resuming a long session (SessionStore.manager) reads every active row, but a turn plans from the
-token columns and reads the bodies of a few messages near its end; a compaction reads its span.
-So the bodies stay encoded until someone asks for a message, and each is decoded (and checked
-against the columns it was validated by) once, then kept.
+Resuming a long session (SessionStore.manager) reads every active row's columns, but a turn plans
+from the token columns and reads the bodies of a few messages near its end; a compaction reads
+its span. So a body is read and decoded (and checked against the columns it was validated by)
+only when someone asks for its message, then kept; a slice or a walk reads its rows together.
 """
 
 from __future__ import annotations
@@ -15,18 +15,26 @@ from engine.messages import Message
 
 
 class RowCodec:
-    """How a MessageList reads its stored rows: `decode(row)` returns the row's message or raises
-    (a located StoreError: the store's rows); `row[synthetic_index]` is the row's synthetic
+    """How a MessageList reads its stored rows: `decode(rows)` returns, for each row in order,
+    its message or the error reading it (a located StoreError: the store's rows), and raises
+    when it cannot read at all (the store closed); `row[synthetic_index]` is a row's synthetic
     column, read without decoding (the history's floor)."""
 
     __slots__ = ("decode", "synthetic_index")
 
-    def __init__(self, decode: Callable[[Any], Message], synthetic_index: int) -> None:
+    def __init__(
+        self, decode: Callable[[Sequence[Any]], list[Message | Exception]], synthetic_index: int
+    ) -> None:
         self.decode = decode
         self.synthetic_index = synthetic_index
 
 
 _UNKNOWN = -1  # MessageList's last synthetic index, when it has to be looked for
+# Rows read together: a walk over the list reads _BATCH at a time, and one entry read alone
+# brings the others of its aligned _BLOCK (loops over indices, forwards or backwards, then cost
+# one read of the store per block, not one per message).
+_BATCH = 512
+_BLOCK = 32
 
 
 class MessageList(MutableSequence[Message]):
@@ -53,10 +61,31 @@ class MessageList(MutableSequence[Message]):
     def _at(self, index: int) -> Message:
         item = self._items[index]
         if type(item) is tuple:
-            assert self._codec is not None
-            item = self._codec.decode(item)
-            self._items[index] = item
+            at = range(len(self._items))[index]  # a negative index counts from the end
+            start = at - at % _BLOCK
+            self._decode(range(start, min(start + _BLOCK, len(self._items))), range(at, at + 1))
+            item = self._items[at]
         return item  # type: ignore[no-any-return]
+
+    def _decode(self, indices: range, wanted: range | None = None) -> None:
+        """Decode the rows among items[indices] in one call (one read of their bodies) and keep
+        each message read; raise the first error among the `wanted` indices (all by default):
+        a bad row stays a row, and fails every read that needs it, none that does not."""
+        items = self._items
+        pending = [index for index in indices if type(items[index]) is tuple]
+        if not pending:
+            return
+        assert self._codec is not None
+        failed: Exception | None = None
+        for index, message in zip(
+            pending, self._codec.decode([items[index] for index in pending]), strict=True
+        ):
+            if not isinstance(message, Exception):
+                items[index] = message
+            elif failed is None and (wanted is None or index in wanted):
+                failed = message
+        if failed is not None:
+            raise failed
 
     @overload
     def __getitem__(self, index: int) -> Message: ...
@@ -66,7 +95,9 @@ class MessageList(MutableSequence[Message]):
 
     def __getitem__(self, index: int | slice) -> Message | list[Message]:
         if isinstance(index, slice):
-            return [self._at(i) for i in range(*index.indices(len(self._items)))]
+            indices = range(*index.indices(len(self._items)))
+            self._decode(indices)
+            return [self._items[i] for i in indices]
         return self._at(index)
 
     @overload
@@ -88,6 +119,8 @@ class MessageList(MutableSequence[Message]):
 
     def __iter__(self) -> Iterator[Message]:
         for index in range(len(self._items)):
+            if index % _BATCH == 0:  # read ahead; a bad row raises when the walk reaches it
+                self._decode(range(index, min(index + _BATCH, len(self._items))), range(0))
             yield self._at(index)
 
     def insert(self, index: int, value: Message) -> None:

@@ -26,6 +26,7 @@ from typing import Literal
 import msgspec
 
 from engine.history import History
+from engine.message_list import synthetic_at
 from engine.messages import Message, ToolResultContentBlock, ToolUseContentBlock
 from engine.policy.payback import CACHE_READ_FACTOR, CACHE_WRITE_FACTOR, payback_turns
 from engine.policy.span import SpanPlan, plan_span
@@ -191,11 +192,14 @@ def fold_start(history: History) -> int:
 
 
 def carried_summary_tokens(history: History, start: int, end: int) -> int:
-    """Tokens of earlier summaries inside messages[start:end]: what a fold carries forward."""
+    """Tokens of earlier summaries inside messages[start:end]: what a fold carries forward.
+    A summary is synthetic: the others are passed over on the synthetic flag alone (a stored
+    history reads it from its column, decoding nothing)."""
+    messages = history.messages
     return sum(
         history.tokens[index]
         for index in range(start, end)
-        if is_summary_message(history.messages[index])
+        if synthetic_at(messages, index) and is_summary_message(messages[index])
     )
 
 

@@ -226,6 +226,12 @@ class SessionStore:
         checkpoints and the WAL grows: DESIGN "Known pitfalls")."""
         return self._txn("BEGIN")
 
+    def _bodies(self, seqs: Sequence[int]) -> dict[int, tuple[Any, Any]]:
+        """Bodies a resumed manager's history reads when it first needs them (by seq: positions
+        move, seqs do not), each read its own short transaction."""
+        with self._read() as conn:
+            return store_sql.read_bodies(conn, seqs)
+
     def _session(self, conn: sqlite3.Connection, session_id: str) -> SessionInfo:
         return store_sql.session_row(conn, self.path, session_id)
 
@@ -347,8 +353,9 @@ class SessionStore:
         with self._read() as conn:
             info = self._session(conn, session_id)
             # What SessionManager's constructor checks, done on the stored columns; the bodies
-            # are decoded as the manager reads them (a long session resumes in O(columns)).
-            snapshot = store_sql.read_stored_snapshot(conn, info)
+            # are read and decoded as the manager reads them (a long session resumes in
+            # O(columns)), so the manager reads through this store while it is open.
+            snapshot = store_sql.read_stored_snapshot(conn, info, self._bodies)
             if snapshot is None:
                 try:
                     snapshot = store_sql.read_snapshot(conn, info, validate=True)
@@ -446,9 +453,9 @@ class SessionStore:
             seen = self._spend_seen.get(session_id)
             if info.revision == revision and (seen is None or seen == info.spent_usd):
                 return None
-            snapshot = store_sql.read_stored_snapshot(conn, info) or store_sql.read_snapshot(
-                conn, info
-            )
+            snapshot = store_sql.read_stored_snapshot(
+                conn, info, self._bodies
+            ) or store_sql.read_snapshot(conn, info)
         self._spend_seen[session_id] = snapshot.spent_usd
         return snapshot
 

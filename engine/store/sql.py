@@ -113,33 +113,53 @@ def read_snapshot(
 _NO_IDS = "[]"
 
 # The active rows as read_stored_snapshot keeps them, one tuple each (MessageList's stored rows):
-# the body and what it is checked against when it is decoded. The role as an index into _ROLE_OF
-# (NULL for any other text, which fails the checks), tool ids NULL for none: ints and None cost
-# Python nothing to build, 100,000 strings do.
+# what a body is checked against when it is decoded, and no body: a turn reads a few of them, so
+# the rest are read when first needed (read_bodies). The role as an index into _ROLE_OF (NULL for
+# any other text, which fails the checks), tool ids NULL for none: ints and None cost Python
+# nothing to build, 100,000 strings do. A summary's or a filler's body and id come with its row:
+# an undo in another process deletes those rows, while an original's row is only ever moved.
 _SQL_STORED = (
-    "SELECT seq, body, tokens, position, synthetic, message_id, "
+    "SELECT seq, tokens, position, synthetic, "
     "CASE role WHEN 'user' THEN 0 WHEN 'assistant' THEN 1 END, "
-    "nullif(tool_use_ids, '[]'), nullif(tool_result_ids, '[]') FROM messages "
+    "nullif(tool_use_ids, '[]'), nullif(tool_result_ids, '[]'), "
+    "CASE WHEN introduced_by IS NOT NULL THEN body END, "
+    "CASE WHEN introduced_by IS NOT NULL THEN message_id END FROM messages "
     "WHERE session_id = ? AND position IS NOT NULL ORDER BY position"
 )
-_SYNTHETIC = 4
+_SYNTHETIC = 3
 _ROLE_OF = (Role.USER, Role.ASSISTANT)
 _INT = {int}
-_STR = {str}
+
+_json_ints = msgspec.json.Encoder()
+
+# seq -> (body, message_id) of the rows asked for; a row no longer there is absent.
+BodyReader = Callable[[Sequence[int]], dict[int, tuple[Any, Any]]]
 
 
-def read_stored_snapshot(conn: sqlite3.Connection, info: SessionInfo) -> SessionSnapshot | None:
-    """read_snapshot(validate=True) for a resumed manager, decoding no body: the columns are
+def read_bodies(conn: sqlite3.Connection, seqs: Sequence[int]) -> dict[int, tuple[Any, Any]]:
+    """The body and message_id of each row in `seqs` (by seq: a row keeps it while positions
+    move), in one statement whatever their number."""
+    rows = conn.execute(
+        "SELECT seq, body, message_id FROM messages WHERE seq IN (SELECT value FROM json_each(?))",
+        (_json_ints.encode(list(seqs)).decode(),),
+    )
+    return {seq: (body, message_id) for seq, body, message_id in rows}
+
+
+def read_stored_snapshot(
+    conn: sqlite3.Connection, info: SessionInfo, bodies: BodyReader
+) -> SessionSnapshot | None:
+    """read_snapshot(validate=True) for a resumed manager, reading no body: the columns are
     checked in bulk (positions 0..n-1, integer token counts, the history rules on the role and
-    tool-id columns) and each body is decoded when it is first read, then checked against the
-    columns the history was validated by (_stored_decoder). The snapshot's messages are a
-    MessageList. None when anything looks unusual: the caller then reads with read_snapshot,
-    which names the row and the rule."""
+    tool-id columns) and each body is read through `bodies` and decoded when it is first needed,
+    then checked against the columns the history was validated by (_stored_decoder). The
+    snapshot's messages are a MessageList. None when anything looks unusual: the caller then
+    reads with read_snapshot, which names the row and the rule."""
     rows = conn.execute(_SQL_STORED, (info.session_id,)).fetchall()
     if not rows:
         return None
-    tokens, positions, synthetic, ids, roles, uses, results = (
-        list(map(itemgetter(column), rows)) for column in range(2, 9)
+    tokens, positions, synthetic, roles, uses, results = (
+        list(map(itemgetter(column), rows)) for column in range(1, 7)
     )
     count = len(rows)
     if not (
@@ -148,7 +168,6 @@ def read_stored_snapshot(conn: sqlite3.Connection, info: SessionInfo) -> Session
         and set(map(type, tokens)) == _INT
         and min(tokens) >= 0
         and set(synthetic) <= {0, 1}
-        and set(map(type, ids)) == _STR
         and _shapes_valid(roles, uses, results)
     ):
         return None
@@ -156,7 +175,7 @@ def read_stored_snapshot(conn: sqlite3.Connection, info: SessionInfo) -> Session
         session_id=info.session_id,
         messages=MessageList(
             rows,
-            RowCodec(_stored_decoder(info.session_id), _SYNTHETIC),
+            RowCodec(_stored_decoder(info.session_id, bodies), _SYNTHETIC),
             last_synthetic=count - 1 - synthetic[::-1].index(1) if 1 in synthetic else None,
         ),
         tokens=tokens,
@@ -190,30 +209,53 @@ def _shapes_valid(roles: Sequence[Any], uses: Sequence[Any], results: Sequence[A
     return True
 
 
-def _stored_decoder(session_id: str) -> Callable[[tuple[Any, ...]], Message]:
-    """Decodes one of read_stored_snapshot's rows: a body that does not decode, or says other
-    than the columns the history was validated by, is a located StoreError when it is read."""
+def _stored_decoder(
+    session_id: str, bodies: BodyReader
+) -> Callable[[Sequence[tuple[Any, ...]]], list[Message | Exception]]:
+    """Decodes read_stored_snapshot's rows (RowCodec.decode): a body that does not decode, or
+    says other than the columns the history was validated by, is a located StoreError, raised by
+    whoever reads that message."""
 
-    def decode(row: tuple[Any, ...]) -> Message:
-        seq, body, _, position, _, message_id, _, _, _ = row
-        message = body_message(seq, body, session_id)
-        if message.id != message_id:
-            raise StoreError(_id_mismatch(session_id, seq, message_id, message.id))
-        differs = _disagreement(message, row)
-        if differs is not None:
-            raise StoreError(
-                f"session {session_id!r}: message seq {seq} (position {position}): its body "
-                f"disagrees with the {differs}: written by something other than this engine; "
-                "restore the store"
-            )
-        return message
+    def decode(rows: Sequence[tuple[Any, ...]]) -> list[Message | Exception]:
+        unread = [row[0] for row in rows if row[7] is None]
+        read = bodies(unread) if unread else {}
+        return [_stored_message(session_id, row, read) for row in rows]
 
     return decode
 
 
+def _stored_message(
+    session_id: str, row: tuple[Any, ...], read: dict[int, tuple[Any, Any]]
+) -> Message | StoreError:
+    seq, position = row[0], row[2]
+    if row[7] is not None:
+        body, message_id = row[7], row[8]
+    elif seq in read:
+        body, message_id = read[seq]
+    else:
+        return StoreError(
+            f"session {session_id!r}: message seq {seq} (position {position}) is no longer in "
+            "the store (deleted by something other than this engine): restore the store"
+        )
+    try:
+        message = body_message(seq, body, session_id)
+    except StoreError as error:
+        return error
+    if message.id != message_id:
+        return StoreError(_id_mismatch(session_id, seq, message_id, message.id))
+    differs = _disagreement(message, row)
+    if differs is not None:
+        return StoreError(
+            f"session {session_id!r}: message seq {seq} (position {position}): its body "
+            f"disagrees with the {differs}: written by something other than this engine; "
+            "restore the store"
+        )
+    return message
+
+
 def _disagreement(message: Message, row: tuple[Any, ...]) -> str | None:
     """What of a stored row's columns its decoded body contradicts, if anything."""
-    _, _, _, _, synthetic, _, role, uses, results = row
+    _, _, _, synthetic, role, uses, results, _, _ = row
     if message.role is not _ROLE_OF[role]:
         return "role column"
     if message.synthetic != bool(synthetic):

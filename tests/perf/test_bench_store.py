@@ -32,7 +32,7 @@ def test_bench_store_quick_prints_every_figure_and_target() -> None:
         ("commit -> tailer sees it, p99", "< 250 ms"),
         ("update cost ratio", "< 2"),
         ("open + snapshot", "< 1 s"),
-        ("open + manager()", "< 1 s"),
+        ("open + manager()", "< 0.3 s"),
     ):
         line = next((x for x in done.stdout.splitlines() if row in x), None)
         assert line is not None, f"no {row!r} row"

@@ -5,12 +5,14 @@ the store holds, and a bad body is still a located StoreError, raised by whoever
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.message_list import MessageList
+from engine.message_list import MessageList, RowCodec
 from engine.messages import (
     HistoryError,
     Message,
@@ -140,6 +142,67 @@ def test_a_history_the_bulk_check_does_not_recognise_is_read_the_careful_way(
     manager = store.manager(SID, cache=None)
     assert not isinstance(manager.history.messages, MessageList)
     assert ids(manager.messages) == ["u0", "a1", "u2", "a3"]
+
+
+async def test_bodies_are_read_by_seq_so_another_process_moving_rows_changes_nothing(
+    store: SessionStore,
+) -> None:
+    """A resumed manager reads an original's body when it first needs it: a compaction in
+    another process since (the rows archived, the positions moved) leaves it reading the history
+    it loaded. A summary's row, which an undo deletes, came with the history."""
+    fill(store, chat(30))
+    before = store.snapshot(SID).messages
+    stale = store.manager(SID, cache=None)
+    with SessionStore.open(store.workspace) as other:
+        compactor = other.manager(SID, summarizer=RecordingSummarizer(), cache=None)
+        compactor.commit(await compactor.prepare())
+        compacted = other.snapshot(SID).messages
+        holding_summary = store.manager(SID, cache=None)
+        assert stored_rows(holding_summary).decoded() == 0
+        other.undo_latest_compaction(SID)
+    assert len(compacted) < len(before)
+    assert list(stale.messages) == before
+    assert list(holding_summary.messages) == compacted  # the summary read as it was loaded
+    assert holding_summary.sync() and list(holding_summary.messages) == before
+
+
+def test_a_body_first_needed_after_the_store_is_closed_is_a_store_error(
+    tmp_path: Path,
+) -> None:
+    store = SessionStore.open(tmp_path, create=True)
+    store.create_session(SID)
+    fill(store, chat(80))
+    manager = store.manager(SID, cache=None)
+    assert manager.messages[0].id == "m0"
+    store.close()
+    assert manager.messages[1].id == "m1"  # read with the first one, in one read of the store
+    assert len(manager.messages) == 160 and manager.history.total_tokens > 0
+    with pytest.raises(StoreError, match="closed"):
+        manager.messages[100]
+
+
+def test_a_loop_over_indices_reads_the_store_once_per_block_not_once_per_message() -> None:
+    messages = chat(500)
+    reads: list[int] = []
+
+    def decode(rows: Sequence[tuple[int, int]]) -> list[Message | Exception]:
+        reads.append(len(rows))
+        return [messages[row[0]] if row[0] != 13 else StoreError("row 13") for row in rows]
+
+    listed = MessageList([(i, 0) for i in range(len(messages))], RowCodec(decode, 1))
+    backwards = [listed[i].id for i in range(len(listed) - 1, 13, -1)]
+    assert backwards == [m.id for m in messages[:13:-1]]
+    assert len(reads) == -(-len(messages) // 32)  # one read per block of 32
+    assert listed[12].id == "m12"  # its block held row 13, which does not read
+    with pytest.raises(StoreError, match="row 13"):
+        listed[13]
+    with pytest.raises(StoreError, match="row 13"):
+        listed[:20]
+    walked: list[str] = []
+    with pytest.raises(StoreError, match="row 13"):
+        walked.extend(message.id for message in listed)
+    assert walked == [m.id for m in messages[:13]]  # a walk yields up to the bad row
+    assert listed.decoded() == len(messages) - 1
 
 
 # -- the bulk check says "valid" only where validate_history does -------------------------------
