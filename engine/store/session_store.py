@@ -226,11 +226,11 @@ class SessionStore:
         checkpoints and the WAL grows: DESIGN "Known pitfalls")."""
         return self._txn("BEGIN")
 
-    def _bodies(self, seqs: Sequence[int]) -> dict[int, tuple[Any, Any]]:
+    def _bodies(self, session_id: str, seqs: Sequence[int]) -> dict[int, tuple[Any, Any]]:
         """Bodies a resumed manager's history reads when it first needs them (by seq: positions
         move, seqs do not), each read its own short transaction."""
         with self._read() as conn:
-            return store_sql.read_bodies(conn, seqs)
+            return store_sql.read_bodies(conn, session_id, seqs)
 
     def _session(self, conn: sqlite3.Connection, session_id: str) -> SessionInfo:
         return store_sql.session_row(conn, self.path, session_id)

@@ -132,16 +132,20 @@ _INT = {int}
 
 _json_ints = msgspec.json.Encoder()
 
-# seq -> (body, message_id) of the rows asked for; a row no longer there is absent.
-BodyReader = Callable[[Sequence[int]], dict[int, tuple[Any, Any]]]
+# (session, seqs) -> {seq: (body, message_id)} of the session's rows asked for; a row no longer
+# there (or no longer the session's) is absent.
+BodyReader = Callable[[str, Sequence[int]], dict[int, tuple[Any, Any]]]
 
 
-def read_bodies(conn: sqlite3.Connection, seqs: Sequence[int]) -> dict[int, tuple[Any, Any]]:
-    """The body and message_id of each row in `seqs` (by seq: a row keeps it while positions
-    move), in one statement whatever their number."""
+def read_bodies(
+    conn: sqlite3.Connection, session_id: str, seqs: Sequence[int]
+) -> dict[int, tuple[Any, Any]]:
+    """The body and message_id of each of the session's rows in `seqs` (by seq: a row keeps it
+    while positions move), in one statement whatever their number."""
     rows = conn.execute(
-        "SELECT seq, body, message_id FROM messages WHERE seq IN (SELECT value FROM json_each(?))",
-        (_json_ints.encode(list(seqs)).decode(),),
+        "SELECT seq, body, message_id FROM messages "
+        "WHERE session_id = ? AND seq IN (SELECT value FROM json_each(?))",
+        (session_id, _json_ints.encode(list(seqs)).decode()),
     )
     return {seq: (body, message_id) for seq, body, message_id in rows}
 
@@ -218,7 +222,7 @@ def _stored_decoder(
 
     def decode(rows: Sequence[tuple[Any, ...]]) -> list[Message | Exception]:
         unread = [row[0] for row in rows if row[7] is None]
-        read = bodies(unread) if unread else {}
+        read = bodies(session_id, unread) if unread else {}
         return [_stored_message(session_id, row, read) for row in rows]
 
     return decode

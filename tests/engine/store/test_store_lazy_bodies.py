@@ -166,6 +166,23 @@ async def test_bodies_are_read_by_seq_so_another_process_moving_rows_changes_not
     assert holding_summary.sync() and list(holding_summary.messages) == before
 
 
+def test_a_row_taken_from_the_session_after_it_loaded_is_a_located_error_when_read(
+    store: SessionStore,
+) -> None:
+    """Bodies are read by seq within the session: a row another writer deleted, or moved to
+    another session, is named as missing, never read as the session's message."""
+    fill(store, chat(10))
+    store.create_session("s2")
+    rows = store.active_messages(SID, 2, 4)
+    manager = store.manager(SID, cache=None)
+    edit(store, "UPDATE messages SET session_id = 's2' WHERE seq = ?", rows[0].seq)
+    edit(store, "DELETE FROM messages WHERE seq = ?", rows[1].seq)
+    for index, seq in ((2, rows[0].seq), (3, rows[1].seq)):
+        with pytest.raises(StoreError, match=rf"message seq {seq} .*no longer in the store"):
+            manager.messages[index]
+    assert manager.messages[4].id == "m4"  # the others read as before
+
+
 def test_a_body_first_needed_after_the_store_is_closed_is_a_store_error(
     tmp_path: Path,
 ) -> None:
