@@ -234,7 +234,7 @@ def run(sets: Sequence[str], max_tokens: int) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--sets", default="ACE", help="which sets (any of ABCDE)")
+    parser.add_argument("--sets", default="ACE", help="which sets (any of ABCDEF)")
     parser.add_argument("--max-tokens", type=int, default=MAX_TOKENS)
     args = parser.parse_args(argv)
     sets = [s for s in args.sets.upper() if s in SETS]
