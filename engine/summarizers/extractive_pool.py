@@ -81,7 +81,7 @@ _PATH = re.compile(
 # change, quoted code, upper-case constants, hashes. What makes a line a fact rather than prose.
 _TERM = re.compile(
     r"`[^`\n]{1,80}`"
-    r"|\b\d+(?:[.,:]\d+)*(?:[a-zA-Z%]{1,4})?\b"
+    r"|\b\d+(?:[.,:]\d+)*(?:[a-zA-Z%]{1,4}\b|%)?(?!\w)"
     r"|\b[A-Za-z][\w]*(?:[_.:-][\w]+)+\b"
     r"|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b"
     r"|\b[A-Z]{2,}[A-Z0-9_]*\b"
@@ -104,15 +104,20 @@ _CONSTRAINT = re.compile(
 # Someone named with their role ("Priya from the payments team owns X", "Marek is the SRE on
 # call"): who to ask or wait for is lost by any summary that keeps only the work.
 _ROLE = re.compile(
-    r"(?i)\b(?:lead|manager|owner|owns|on[- ]call|reviews?|approves?|signs? off|maintainer|"
-    r"engineer|sre|architect|admin|team|product|design|security|legal|qa)\b"
+    r"(?i)\b(?:lead|manager|manages|owner|owns|on[- ]call|reviews?|approves?|signs? off|"
+    r"maintainer|maintains|runs the|in charge|responsible for|heads|oversees|rota|"
+    r"engineer|sre|dba|architect|admin|team|product|design|security|legal|finance|qa)\b"
 )
 _NAME = re.compile(
     r"(?:^|(?<=[\s(,]))(?!(?:The|This|That|These|We|Our|It|If|In|On|At|For|And|But|So|Set|"
     r"Use|Open|Decision|Correction|Note|Yes|No|Sorry|Please|Ask|Keep|Let|After|Before|When|Then|"
-    r"Now|Ship|Make|Never|Don|Do|All|One|Root|Read|Run|Checking|Reading)\b)[A-Z][a-z]{2,}\b"
-    r"(?= (?:is|from|owns|approves|reviews|signs|wants|needs|will|has|leads|runs)\b|'s\b)"
-    r"|\b(?:ask|asks|ping|loop in|tell|wait for) [A-Z][a-z]{2,}\b"
+    r"Now|Ship|Make|Never|Don|Do|All|One|Root|Read|Run|Checking|Reading)\b)"
+    r"[A-Z][a-z]{2,}(?:-[A-Z][a-z]+)?\b"  # Dana, Mei-Lin
+    r"(?= (?:is|from|owns|approves|reviews|signs|wants|needs|will|has|leads|runs|manages|"
+    r"maintains|handles|heads|oversees)\b|'s\b"
+    # an apposition: "Jun (the release manager)", "Ola, our DBA, ..."
+    r"| \((?:the|our|a|an|who)\b|, (?:the|our|who)\b)"
+    r"|\b(?i:ask|asks|ping|loop in|tell|wait for) [A-Z][a-z]{2,}\b"
 )
 # What a reply concluded, and a value it corrected: what later work rests on.
 _CONCLUSION = re.compile(
@@ -155,6 +160,18 @@ _EDIT_TOOL = re.compile(r"(?i)edit|write|patch|create|replace|apply|insert|renam
 _READ_TOOL = re.compile(r"(?i)read|view|open|cat|show|get_file|fetch")
 _COMMAND_KEYS = ("cmd", "command", "script", "code", "query", "shell")
 _PATH_KEYS = ("path", "file", "file_path", "filename", "target", "dest")
+
+
+# A number with its unit written apart: "120 seconds" states another fact than the
+# "--duration 120" of a command, so a corrected value is not taken for one already said.
+_WITH_UNIT = re.compile(
+    r"(?<![\w.])\d+(?:[.,]\d+)? (?:ms|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|"
+    r"weeks?|months?|[KMGT]i?B|bytes?|rows|rps|connections|cores|replicas|workers)(?![\w/])"
+)
+
+
+def values_with_units(text: str) -> frozenset[str]:
+    return frozenset(m.group(0).lower() for m in _WITH_UNIT.finditer(text))
 
 
 def terms_of(text: str) -> frozenset[str]:

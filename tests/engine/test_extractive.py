@@ -269,3 +269,30 @@ def test_it_stops_at_filler_instead_of_filling_its_budget_and_keeps_the_one_off_
     # A model given 2,000 tokens for this would not write 2,000: nor does this.
     assert estimate_text_tokens(summary) < 400
     assert_well_formed(summary)
+
+
+def test_people_named_with_a_role_verb_or_an_apposition_go_under_people() -> None:
+    span = [
+        text("u0", Role.USER, "Cut it today. Ines manages the data platform, so ask first."),
+        text("u1", Role.USER, "Jun (the release manager) signs off every rollout."),
+        text("u2", Role.USER, "Ask Renata, she owns the store console."),
+        text("u3", Role.USER, "Mei-Lin is the QA lead who wrote the fuzzing harness."),
+        text("u4", Role.USER, "Go ahead."),
+    ]
+    summary = summarize(span)
+    people = summary.split("People:", 1)[1].split("\n\n", 1)[0]
+    for name in ("Ines", "Jun", "Renata", "Mei-Lin"):
+        assert name in people, summary
+
+
+def test_a_corrected_value_with_its_unit_is_not_taken_for_a_bare_number_already_said() -> None:
+    # "120" is already in the summary from the load test's rate; "120 seconds" is the new TTL.
+    span = [
+        text("u0", Role.USER, "Get the cache TTL right before the canary."),
+        text("u1", Role.USER, "Never set the TTL above 300, prices go stale."),
+        text("u2", Role.USER, "Keep the load test at 120 rps."),
+        text("u3", Role.USER, "Dmitri says 300 is too stale; use 120 seconds for the TTL."),
+        text("u4", Role.USER, "Thanks, go on."),
+    ]
+    summary = summarize(span)
+    assert "120 seconds" in summary, summary
