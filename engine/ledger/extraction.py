@@ -18,7 +18,7 @@ import msgspec
 from engine.ledger.merge import merge
 from engine.ledger.model import EDITED, ERROR, OUTCOME, RAN, READ, VALUE, WROTE, Entry, make_entry
 from engine.ledger.render import split
-from engine.ledger.values import values_in, window
+from engine.ledger.values import standing_out, values_in, window
 from engine.messages import Message, TextContentBlock, ToolResultContentBlock, ToolUseContentBlock
 from engine.policy.splice import parse_summary_text
 from engine.policy.tool_output import (
@@ -245,13 +245,18 @@ def _errors(lines: list[str], failed: bool, position: int, *, read: bool) -> lis
 
 def _values(lines: list[str], position: int) -> list[Entry]:
     """The most specific values of an output's lines that are not instances of a template
-    repeated through it (a log's thousand request lines say nothing one by one)."""
-    entries = []
-    for line in salient_lines(lines):
+    repeated through it (a log's thousand request lines say nothing one by one). Of a long
+    output, the lines shaped like no other go first: the one version among forty numeric
+    settings, the one commit naming a version in a log."""
+    salient = salient_lines(lines)
+    entries: list[tuple[bool, Entry]] = []
+    for line, alone in zip(salient, standing_out(salient), strict=True):
         if _COUNT.search(line):  # a test run's totals are its command's outcome
             continue
         found = values_in(line)
         if found:
-            entries.append(make_entry(VALUE, window(line, found[0], _VALUE_LIMIT), position))
-    ranked = sorted(entries, key=lambda e: (-e.rank, e.text))[:_VALUES_PER_OUTPUT]
-    return [e for e in entries if e in ranked]
+            entry = make_entry(VALUE, window(line, found[0], _VALUE_LIMIT), position)
+            entries.append((alone, entry))
+    ranked = sorted(entries, key=lambda a_e: (not a_e[0], -a_e[1].rank, a_e[1].text))
+    best = {id(e) for _, e in ranked[:_VALUES_PER_OUTPUT]}
+    return [e for _, e in entries if id(e) in best]
