@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from engine.ledger.values import standing_out
 from engine.messages import (
     Message,
     Role,
@@ -422,6 +423,11 @@ def _tool_call(
     salient = [
         line for line in salient_lines(lines) if line not in errors and line not in pool.shown
     ]
+    # Of a long output, the lines shaped like few others stand for it (the one version among
+    # forty settings), not the first of its crowd.
+    alone = standing_out(salient)
+    if any(alone) and not all(alone):
+        salient = [line for line, keep in zip(salient, alone, strict=True) if keep]
     picked = digest_lines(salient, long=len(lines) > 4)
     digest = " | ".join(clip(salient[i], 100) for i in picked)
     pool.shown.update(salient[i] for i in picked)

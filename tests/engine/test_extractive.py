@@ -296,3 +296,31 @@ def test_a_corrected_value_with_its_unit_is_not_taken_for_a_bare_number_already_
     ]
     summary = summarize(span)
     assert "120 seconds" in summary, summary
+
+
+def test_a_long_config_read_is_told_by_its_odd_settings_not_the_first_of_its_crowd() -> None:
+    crowd = [f"retries_{i}: {100 + i * 7}" for i in range(40)]
+    config = "\n".join([*crowd[:20], "instance_class: db.r6g.xlarge", *crowd[20:]])
+    span = [
+        text("u0", Role.USER, "Size the new database."),
+        *call("c1", "Read", {"file_path": "/infra/main.yaml"}, config),
+        text("u1", Role.USER, "Go on."),
+    ]
+    summary = summarize(span)
+    assert "db.r6g.xlarge" in summary, summary
+    assert "retries_0" not in summary
+
+
+def test_commit_subjects_of_a_log_are_not_errors_and_a_junit_failure_is_one() -> None:
+    log = "\n".join(f"{i:07x}a Improve error message (sam)" for i in range(1, 12))
+    junit = "CheckoutTest > applies promo FAILED\norg.junit.ComparisonFailure: was:<2099>"
+    span = [
+        text("u0", Role.USER, "Check the release branch."),
+        *call("c1", "Bash", {"command": "git log --oneline"}, log),
+        *call("c2", "Bash", {"command": "./gradlew test"}, junit),
+        text("u1", Role.USER, "Go on."),
+    ]
+    summary = summarize(span)
+    errors = summary.split("Errors:", 1)[1].split("\n\n", 1)[0]
+    assert "Improve error message" not in errors and "git log --oneline → failed" not in summary
+    assert "ComparisonFailure" in errors, summary
