@@ -426,7 +426,8 @@ def _tool_call(
     # Of a long output, the lines shaped like few others stand for it (the one version among
     # forty settings), not the first of its crowd.
     alone = standing_out(salient)
-    if any(alone) and not all(alone):
+    odd = any(alone) and not all(alone)
+    if odd:
         salient = [line for line, keep in zip(salient, alone, strict=True) if keep]
     picked = digest_lines(salient, long=len(lines) > 4)
     digest = " | ".join(clip(salient[i], 100) for i in picked)
@@ -434,7 +435,10 @@ def _tool_call(
     worked = not is_read and any(head == f or f in command for f in failed_commands)
     weight = max((value_weight(salient[i]) for i in picked), default=0)
     if digest:
-        priority = 640 + 25 * weight - (120 if is_read and len(lines) > 12 else 0)
+        # A long file read is mostly a body to re-read, not a result; unless what stands for it
+        # is shaped like none of the rest (the one odd setting of a config).
+        body = is_read and len(lines) > 12 and not odd
+        priority = 640 + 25 * weight - (120 if body else 0)
         text = f"{command} → {digest}"
         if worked:
             text = f"{command} → worked: {digest}"

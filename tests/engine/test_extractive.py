@@ -19,6 +19,7 @@ from engine.messages import (
 from engine.policy.splice import summary_text
 from engine.summarizers.base import SummaryRequest
 from engine.summarizers.extractive import NAME, ExtractiveSummarizer
+from engine.summarizers.extractive_pool import build_pool
 from engine.tokens import estimate_text_tokens
 
 SUMMARIZER = ExtractiveSummarizer()
@@ -324,3 +325,16 @@ def test_commit_subjects_of_a_log_are_not_errors_and_a_junit_failure_is_one() ->
     errors = summary.split("Errors:", 1)[1].split("\n\n", 1)[0]
     assert "Improve error message" not in errors and "git log --oneline → failed" not in summary
     assert "ComparisonFailure" in errors, summary
+
+
+def test_a_long_read_told_by_an_odd_setting_weighs_as_a_result_not_as_a_body() -> None:
+    crowd = [f"retries_{i}: {100 + i * 7}" for i in range(40)]
+    config = "\n".join([*crowd[:20], "instance_class: db.r6g.xlarge", *crowd[20:]])
+    span = [text("u0", Role.USER, "Size the new database.")]
+    span += call("c1", "Read", {"file_path": "/infra/main.yaml"}, config)
+    span += call("c2", "Read", {"file_path": "/infra/other.yaml"}, "\n".join(crowd))
+    span.append(text("u1", Role.USER, "Thanks."))
+    tools = {c.text.split(" → ")[0]: c for c in build_pool(tuple(span), None) if "→" in c.text}
+    odd, body = tools["Read /infra/main.yaml"], tools["Read /infra/other.yaml"]
+    assert "db.r6g.xlarge" in odd.text
+    assert odd.priority - body.priority >= 100  # the body read is discounted; the config is not
