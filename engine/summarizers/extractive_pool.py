@@ -11,7 +11,7 @@ how much a continuing agent would miss the line; the summarizer fills its budget
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from engine.ledger.values import standing_out
 from engine.messages import (
@@ -89,6 +89,8 @@ _TERM = re.compile(
     r"|(?<=[\w,;] )[A-Z][a-z]{2,}\b"  # a name inside a sentence: Dana, Postgres, Friday
 )
 
+# What an earlier request loses when a later one restates its values with new ones.
+_RESTATED = 200.0
 _QUESTION = re.compile(r"\?\s*$")
 # A limit the user sets. "never" after a verb of being describes (it can never succeed); words like
 # "only" and "instead" set a limit when they lead the sentence ("Only the local database.") and
@@ -251,7 +253,27 @@ def build_pool(
                     _prose(pool, block.text, position)
             elif isinstance(block, ToolUseContentBlock):
                 _tool_call(pool, block, results.get(block.id), position, failed_commands)
-    return pool.out
+    return _superseded(pool.out)
+
+
+def _numbers(terms: frozenset[str]) -> frozenset[str]:
+    return frozenset(t for t in terms if t[0].isdigit())
+
+
+def _superseded(pool: list[Candidate]) -> list[Candidate]:
+    """An earlier request whose values a later one repeats beside new ones ("at 10% on Thursday",
+    then "10% is too much: make it 2.5%") was restated: the later holds, the earlier drops back
+    to filler."""
+    asks = [c for c in pool if c.section in (ASKS, LAST_ASK)]
+    out: list[Candidate] = []
+    for c in pool:
+        said = _numbers(c.terms)
+        if c.section == ASKS and said:
+            later = (_numbers(k.terms) for k in asks if k.order > c.order)
+            if any(said < numbers for numbers in later):
+                c = replace(c, priority=c.priority - _RESTATED)
+        out.append(c)
+    return out
 
 
 # An earlier summary in the span keeps its sections: its lines were already chosen once.
@@ -299,7 +321,10 @@ def _earlier_summary(pool: _Pool, text: str, position: int) -> None:
 
 def _user(pool: _Pool, text: str, position: int, *, latest: bool) -> None:
     ask: list[str] = []
-    for sentence in sentences(text):
+    parts = sentences(text)
+    for index, sentence in enumerate(parts):
+        if index + 1 < len(parts) and _CORRECTION.match(parts[index + 1]):
+            continue  # "From June 3. Sorry, correction: from June 1": only the latter holds
         if _person(pool, sentence, position):
             continue
         if _CORRECTION.search(sentence):

@@ -338,3 +338,23 @@ def test_a_long_read_told_by_an_odd_setting_weighs_as_a_result_not_as_a_body() -
     odd, body = tools["Read /infra/main.yaml"], tools["Read /infra/other.yaml"]
     assert "db.r6g.xlarge" in odd.text
     assert odd.priority - body.priority >= 100  # the body read is discounted; the config is not
+
+
+def test_a_value_corrected_in_the_same_message_is_said_only_as_corrected() -> None:
+    span = [
+        text("u0", Role.USER, "Restore the orders table."),
+        text("a0", Role.ASSISTANT, "Ready to backfill."),
+        text("u1", Role.USER, "Backfill from June 3. Sorry, correction: from June 1."),
+    ]
+    summary = summarize(span)
+    assert "June 1" in summary and "June 3" not in summary, summary
+
+
+def test_an_earlier_request_restated_with_a_new_value_ranks_below_the_restatement() -> None:
+    older = "Start the staged rollout at 10% on Thursday."
+    newer = "Jun says 10% is too much, make the first stage 2.5% on Monday."
+    span = [text("u0", Role.USER, older), text("a0", Role.ASSISTANT, "Planned.")]
+    span += [text("u1", Role.USER, newer), text("a1", Role.ASSISTANT, "Updated.")]
+    span += [text("u2", Role.USER, "Thanks, go on.")]
+    pool = {c.text: c for c in build_pool(tuple(span), None)}
+    assert pool[older].priority < pool[newer].priority - 100
