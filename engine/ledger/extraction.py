@@ -36,6 +36,7 @@ _VALUE_LIMIT = 90
 _VALUES_PER_OUTPUT = 4
 _VALUES_PER_TEXT = 3
 _ERRORS_PER_OUTPUT = 5
+_SHORT_OUTPUT = 60
 
 _PATH_KEYS = ("file_path", "notebook_path", "path", "file", "filename", "target_file")
 _COMMAND_KEYS = ("command", "cmd", "script", "shell")
@@ -227,7 +228,13 @@ def _outcome(
             return summary if not exit_code else f"{summary}, exit {exit_code}"
     if exit_code is not None:
         return f"exit {exit_code}"
-    return "failed" if result.is_error or errors else "ok"
+    if result.is_error or errors:
+        return "failed"
+    if len(lines) == 1 and len(lines[0]) <= _SHORT_OUTPUT and OUTCOME.strip() not in lines[0]:
+        # A one-line answer ("v20.11.1", "88412 exports/march.csv") is what came of the command:
+        # said beside it, not as a value entry of its own that a short ledger drops first.
+        return lines[0]
+    return "ok"
 
 
 def _lines(text: str) -> list[str]:

@@ -343,3 +343,20 @@ def test_of_a_long_output_the_values_shaped_like_no_other_line_are_the_ones_kept
     values = " ".join(by_kind(extract(span), VALUE))
     assert "15.4.2" in values and "backup_retention_period = 14" in values
     assert "4.12.0" in values
+
+
+def test_a_one_line_answer_is_the_outcome_of_its_command() -> None:
+    span = session(
+        (
+            "Versions and sizes.",
+            [
+                ("Bash", {"command": "node --version"}, "v20.11.1", False),
+                ("Bash", {"command": "wc -l a.csv"}, "  88412 a.csv", False),
+                ("Bash", {"command": "true"}, "", False),
+            ],
+        ),
+    )
+    ran = by_kind(extract(span), RAN)
+    assert "node --version → v20.11.1" in ran
+    assert "wc -l a.csv → 88412 a.csv" in ran
+    assert "true → ok" in ran
