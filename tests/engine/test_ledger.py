@@ -360,3 +360,13 @@ def test_a_one_line_answer_is_the_outcome_of_its_command() -> None:
     assert "node --version → v20.11.1" in ran
     assert "wc -l a.csv → 88412 a.csv" in ran
     assert "true → ok" in ran
+
+
+def test_a_long_output_with_several_odd_values_keeps_six_of_them() -> None:
+    crowd = [f"pool_size_{i} = {100 + i * 7}" for i in range(40)]
+    odd = ['engine = "15.4.2"', "port = 6380", "region = eu-west-1a", "tier = db.r6g.xlarge"]
+    odd += ["retention = 14d", "timeout = 75s"]
+    config = "\n".join([*crowd[:20], *odd, *crowd[20:]])
+    span = session(("Reading it.", [("Read", {"file_path": "/infra/main.tf"}, config, False)]))
+    values = " ".join(by_kind(extract(span), VALUE))
+    assert all(line in values for line in odd), values
