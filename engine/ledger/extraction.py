@@ -230,10 +230,11 @@ def _outcome(
         return f"exit {exit_code}"
     if result.is_error or errors:
         return "failed"
-    if len(lines) == 1 and len(lines[0]) <= _SHORT_OUTPUT and OUTCOME.strip() not in lines[0]:
+    one = lines[0] if len(lines) == 1 else ""
+    if len(one) <= _SHORT_OUTPUT and OUTCOME.strip() not in one and values_in(one):
         # A one-line answer ("v20.11.1", "88412 exports/march.csv") is what came of the command:
         # said beside it, not as a value entry of its own that a short ledger drops first.
-        return lines[0]
+        return one
     return "ok"
 
 
