@@ -18,7 +18,7 @@ import msgspec
 from engine.ledger.merge import merge
 from engine.ledger.model import EDITED, ERROR, OUTCOME, RAN, READ, VALUE, WROTE, Entry, make_entry
 from engine.ledger.render import split
-from engine.ledger.values import values_in, window
+from engine.ledger.values import standing_out, values_in, window
 from engine.messages import Message, TextContentBlock, ToolResultContentBlock, ToolUseContentBlock
 from engine.policy.splice import parse_summary_text
 from engine.policy.tool_output import (
@@ -33,9 +33,10 @@ from engine.policy.tool_output import (
 _COMMAND_LIMIT = 110
 _ERROR_LIMIT = 160
 _VALUE_LIMIT = 90
-_VALUES_PER_OUTPUT = 4
+_VALUES_PER_OUTPUT = 6
 _VALUES_PER_TEXT = 3
 _ERRORS_PER_OUTPUT = 5
+_SHORT_OUTPUT = 60
 
 _PATH_KEYS = ("file_path", "notebook_path", "path", "file", "filename", "target_file")
 _COMMAND_KEYS = ("command", "cmd", "script", "shell")
@@ -227,7 +228,14 @@ def _outcome(
             return summary if not exit_code else f"{summary}, exit {exit_code}"
     if exit_code is not None:
         return f"exit {exit_code}"
-    return "failed" if result.is_error or errors else "ok"
+    if result.is_error or errors:
+        return "failed"
+    one = lines[0] if len(lines) == 1 else ""
+    if len(one) <= _SHORT_OUTPUT and OUTCOME.strip() not in one and values_in(one):
+        # A one-line answer ("v20.11.1", "88412 exports/march.csv") is what came of the command:
+        # said beside it, not as a value entry of its own that a short ledger drops first.
+        return one
+    return "ok"
 
 
 def _lines(text: str) -> list[str]:
@@ -245,13 +253,18 @@ def _errors(lines: list[str], failed: bool, position: int, *, read: bool) -> lis
 
 def _values(lines: list[str], position: int) -> list[Entry]:
     """The most specific values of an output's lines that are not instances of a template
-    repeated through it (a log's thousand request lines say nothing one by one)."""
-    entries = []
-    for line in salient_lines(lines):
+    repeated through it (a log's thousand request lines say nothing one by one). Of a long
+    output, the lines shaped like no other go first: the one version among forty numeric
+    settings, the one commit naming a version in a log."""
+    salient = salient_lines(lines)
+    entries: list[tuple[bool, Entry]] = []
+    for line, alone in zip(salient, standing_out(salient), strict=True):
         if _COUNT.search(line):  # a test run's totals are its command's outcome
             continue
         found = values_in(line)
         if found:
-            entries.append(make_entry(VALUE, window(line, found[0], _VALUE_LIMIT), position))
-    ranked = sorted(entries, key=lambda e: (-e.rank, e.text))[:_VALUES_PER_OUTPUT]
-    return [e for e in entries if e in ranked]
+            entry = make_entry(VALUE, window(line, found[0], _VALUE_LIMIT), position)
+            entries.append((alone, entry))
+    ranked = sorted(entries, key=lambda a_e: (not a_e[0], -a_e[1].rank, a_e[1].text))
+    best = {id(e) for _, e in ranked[:_VALUES_PER_OUTPUT]}
+    return [e for _, e in entries if id(e) in best]

@@ -39,6 +39,38 @@ def values_in(line: str, *, numbers: bool = True) -> list[str]:
     return list(dict.fromkeys(v.strip() for v in found if v.strip()))
 
 
+# A line's shape among its output's lines: commit ids one mark, each run of words (with the
+# _ . - inside names) one letter, each number one digit. Forty settings `retries_3: 520` share
+# one shape; the one `engine_version = "15.4"` among them, or the one commit of a log whose
+# subject carries a version, is shaped like no other line.
+_SHAPE_HASH = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
+_SHAPE_WORDS = re.compile(r"[A-Za-z]+(?:[\s_.\-]*[A-Za-z]+)*")
+_SHAPE_DIGITS = re.compile(r"\d+")
+_SHAPE_SPACE = re.compile(r"\s+")
+# An output shorter than this is read whole: there is no crowd for a line to stand out from.
+CROWD = 8
+
+
+def value_shape(line: str) -> str:
+    shaped = _SHAPE_HASH.sub("#", line[:LINE_LIMIT])
+    shaped = _SHAPE_WORDS.sub("a", shaped)
+    return _SHAPE_SPACE.sub("", _SHAPE_DIGITS.sub("0", shaped))
+
+
+def standing_out(lines: list[str]) -> list[bool]:
+    """Per line: does it stand out of its output? Every line of a short output does; of a long
+    one, the lines whose shape (value_shape) few others share: at most two, or an eighth of
+    the output (three planted settings of one shape among thirty of another)."""
+    if len(lines) < CROWD:
+        return [True] * len(lines)
+    shapes = [value_shape(line) for line in lines]
+    counts: dict[str, int] = {}
+    for found in shapes:
+        counts[found] = counts.get(found, 0) + 1
+    few = max(2, len(lines) // 8)
+    return [counts[found] <= few for found in shapes]
+
+
 def setting_name(line: str) -> str | None:
     setting = _SETTING.match(line)
     return setting.group(1) if setting else None

@@ -17,7 +17,7 @@ HASH = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
 _ERROR = re.compile(
     r"\b(?:error|errors|exception|traceback|failed|failure|failures|fatal|panic|denied|"
     r"refused|timed out|cannot|can't|unable|not found|no such|invalid|segmentation|abort\w*|"
-    r"conflict|unreachable|killed|oom)\b|\w(?:error|exception)\b"
+    r"conflict|unreachable|killed|oom)\b|\w(?:error|exception|failure)\b"  # ComparisonFailure
 )
 
 _NO_ERROR = re.compile(
@@ -26,7 +26,12 @@ _NO_ERROR = re.compile(
 
 NOTICE = re.compile(r"(?i)\b(?:warn\w*|deprecat\w*|skipp\w*|ignor\w*|dropp\w*|retr(?:y|ied)\w*)\b")
 
-_NOT_ERROR_TEXT = re.compile(r"^Traceback \(most recent call last\):?$")
+# A traceback's banner says nothing; a commit of a log ("6c66b11 Improve error message") is a
+# subject someone wrote, not an error the command hit.
+_NOT_ERROR_TEXT = re.compile(
+    r"^Traceback \(most recent call last\):?$"
+    r"|^(?:[*|/\\ ]+)?(?:commit )?(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40} "
+)
 
 KEY_VALUE = re.compile(r"^[\w.\-\[\] \"']{1,48}?\s*(?:[:=]|->|=>)\s*\S")
 
@@ -94,7 +99,7 @@ _CODE = re.compile(
 
 _ERROR_MESSAGE = re.compile(r"(?:Error|Exception|FAILED|error)\b:?\s+\S")
 
-_ERROR_NAME = re.compile(r"\w(?:Error|Exception)\b|\bFAILED\b|^E\s|(?i:^error\b)")
+_ERROR_NAME = re.compile(r"\w(?:Error|Exception|Failure)\b|\bFAILED\b|^E\s|(?i:^error\b)")
 
 
 def error_lines(lines: list[str], most: int = 2) -> list[str]:

@@ -24,6 +24,7 @@ from engine.summarizers.extractive_pool import (
     Candidate,
     build_pool,
     template_of,
+    values_with_units,
 )
 from engine.tokens import CHARS_PER_TOKEN, estimate_text_tokens
 
@@ -130,7 +131,8 @@ def _fill(pool: list[Candidate], budget: int) -> list[Candidate]:
         key = text.lower()
         if key in seen_text:
             continue
-        if not candidate.always and candidate.terms and candidate.terms <= covered:
+        says = candidate.terms | values_with_units(text)
+        if not candidate.always and candidate.terms and says <= covered:
             continue
         cost = len(text) + 3  # "\n- "
         if candidate.section not in open_sections:
@@ -139,7 +141,7 @@ def _fill(pool: list[Candidate], budget: int) -> list[Candidate]:
             continue
         used += cost
         seen_text.add(key)
-        covered.update(candidate.terms)
+        covered.update(candidate.terms | values_with_units(text))
         open_sections.add(candidate.section)
         chosen.append(
             Candidate(candidate.section, candidate.priority, candidate.order, text, candidate.terms)

@@ -11,8 +11,9 @@ how much a continuing agent would miss the line; the summarizer fills its budget
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from engine.ledger.values import standing_out
 from engine.messages import (
     Message,
     Role,
@@ -81,13 +82,15 @@ _PATH = re.compile(
 # change, quoted code, upper-case constants, hashes. What makes a line a fact rather than prose.
 _TERM = re.compile(
     r"`[^`\n]{1,80}`"
-    r"|\b\d+(?:[.,:]\d+)*(?:[a-zA-Z%]{1,4})?\b"
+    r"|\b\d+(?:[.,:]\d+)*(?:[a-zA-Z%]{1,4}\b|%)?(?!\w)"
     r"|\b[A-Za-z][\w]*(?:[_.:-][\w]+)+\b"
     r"|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b"
     r"|\b[A-Z]{2,}[A-Z0-9_]*\b"
     r"|(?<=[\w,;] )[A-Z][a-z]{2,}\b"  # a name inside a sentence: Dana, Postgres, Friday
 )
 
+# What an earlier request loses when a later one restates its values with new ones.
+_RESTATED = 200.0
 _QUESTION = re.compile(r"\?\s*$")
 # A limit the user sets. "never" after a verb of being describes (it can never succeed); words like
 # "only" and "instead" set a limit when they lead the sentence ("Only the local database.") and
@@ -104,15 +107,20 @@ _CONSTRAINT = re.compile(
 # Someone named with their role ("Priya from the payments team owns X", "Marek is the SRE on
 # call"): who to ask or wait for is lost by any summary that keeps only the work.
 _ROLE = re.compile(
-    r"(?i)\b(?:lead|manager|owner|owns|on[- ]call|reviews?|approves?|signs? off|maintainer|"
-    r"engineer|sre|architect|admin|team|product|design|security|legal|qa)\b"
+    r"(?i)\b(?:lead|manager|manages|owner|owns|on[- ]call|reviews?|approves?|signs? off|"
+    r"maintainer|maintains|runs the|in charge|responsible for|heads|oversees|rota|"
+    r"engineer|sre|dba|architect|admin|team|product|design|security|legal|finance|qa)\b"
 )
 _NAME = re.compile(
     r"(?:^|(?<=[\s(,]))(?!(?:The|This|That|These|We|Our|It|If|In|On|At|For|And|But|So|Set|"
     r"Use|Open|Decision|Correction|Note|Yes|No|Sorry|Please|Ask|Keep|Let|After|Before|When|Then|"
-    r"Now|Ship|Make|Never|Don|Do|All|One|Root|Read|Run|Checking|Reading)\b)[A-Z][a-z]{2,}\b"
-    r"(?= (?:is|from|owns|approves|reviews|signs|wants|needs|will|has|leads|runs)\b|'s\b)"
-    r"|\b(?:ask|asks|ping|loop in|tell|wait for) [A-Z][a-z]{2,}\b"
+    r"Now|Ship|Make|Never|Don|Do|All|One|Root|Read|Run|Checking|Reading)\b)"
+    r"[A-Z][a-z]{2,}(?:-[A-Z][a-z]+)?\b"  # Dana, Mei-Lin
+    r"(?= (?:is|from|owns|approves|reviews|signs|wants|needs|will|has|leads|runs|manages|"
+    r"maintains|handles|heads|oversees)\b|'s\b"
+    # an apposition: "Jun (the release manager)", "Ola, our DBA, ..."
+    r"| \((?:the|our|a|an|who)\b|, (?:the|our|who)\b)"
+    r"|\b(?i:ask|asks|ping|loop in|tell|wait for) [A-Z][a-z]{2,}\b"
 )
 # What a reply concluded, and a value it corrected: what later work rests on.
 _CONCLUSION = re.compile(
@@ -155,6 +163,18 @@ _EDIT_TOOL = re.compile(r"(?i)edit|write|patch|create|replace|apply|insert|renam
 _READ_TOOL = re.compile(r"(?i)read|view|open|cat|show|get_file|fetch")
 _COMMAND_KEYS = ("cmd", "command", "script", "code", "query", "shell")
 _PATH_KEYS = ("path", "file", "file_path", "filename", "target", "dest")
+
+
+# A number with its unit written apart: "120 seconds" states another fact than the
+# "--duration 120" of a command, so a corrected value is not taken for one already said.
+_WITH_UNIT = re.compile(
+    r"(?<![\w.])\d+(?:[.,]\d+)? (?:ms|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|"
+    r"weeks?|months?|[KMGT]i?B|bytes?|rows|rps|connections|cores|replicas|workers)(?![\w/])"
+)
+
+
+def values_with_units(text: str) -> frozenset[str]:
+    return frozenset(m.group(0).lower() for m in _WITH_UNIT.finditer(text))
 
 
 def terms_of(text: str) -> frozenset[str]:
@@ -233,7 +253,27 @@ def build_pool(
                     _prose(pool, block.text, position)
             elif isinstance(block, ToolUseContentBlock):
                 _tool_call(pool, block, results.get(block.id), position, failed_commands)
-    return pool.out
+    return _superseded(pool.out)
+
+
+def _numbers(terms: frozenset[str]) -> frozenset[str]:
+    return frozenset(t for t in terms if t[0].isdigit())
+
+
+def _superseded(pool: list[Candidate]) -> list[Candidate]:
+    """An earlier request whose values a later one repeats beside new ones ("at 10% on Thursday",
+    then "10% is too much: make it 2.5%") was restated: the later holds, the earlier drops back
+    to filler."""
+    asks = [c for c in pool if c.section in (ASKS, LAST_ASK)]
+    out: list[Candidate] = []
+    for c in pool:
+        said = _numbers(c.terms)
+        if c.section == ASKS and said:
+            later = (_numbers(k.terms) for k in asks if k.order > c.order)
+            if any(said < numbers for numbers in later):
+                c = replace(c, priority=c.priority - _RESTATED)
+        out.append(c)
+    return out
 
 
 # An earlier summary in the span keeps its sections: its lines were already chosen once.
@@ -281,7 +321,10 @@ def _earlier_summary(pool: _Pool, text: str, position: int) -> None:
 
 def _user(pool: _Pool, text: str, position: int, *, latest: bool) -> None:
     ask: list[str] = []
-    for sentence in sentences(text):
+    parts = sentences(text)
+    for index, sentence in enumerate(parts):
+        if index + 1 < len(parts) and _CORRECTION.match(parts[index + 1]):
+            continue  # "From June 3. Sorry, correction: from June 1": only the latter holds
         if _person(pool, sentence, position):
             continue
         if _CORRECTION.search(sentence):
@@ -405,13 +448,22 @@ def _tool_call(
     salient = [
         line for line in salient_lines(lines) if line not in errors and line not in pool.shown
     ]
+    # Of a long output, the lines shaped like few others stand for it (the one version among
+    # forty settings), not the first of its crowd.
+    alone = standing_out(salient)
+    odd = any(alone) and not all(alone)
+    if odd:
+        salient = [line for line, keep in zip(salient, alone, strict=True) if keep]
     picked = digest_lines(salient, long=len(lines) > 4)
     digest = " | ".join(clip(salient[i], 100) for i in picked)
     pool.shown.update(salient[i] for i in picked)
     worked = not is_read and any(head == f or f in command for f in failed_commands)
     weight = max((value_weight(salient[i]) for i in picked), default=0)
     if digest:
-        priority = 640 + 25 * weight - (120 if is_read and len(lines) > 12 else 0)
+        # A long file read is mostly a body to re-read, not a result; unless what stands for it
+        # is shaped like none of the rest (the one odd setting of a config).
+        body = is_read and len(lines) > 12 and not odd
+        priority = 640 + 25 * weight - (120 if body else 0)
         text = f"{command} → {digest}"
         if worked:
             text = f"{command} → worked: {digest}"

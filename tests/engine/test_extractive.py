@@ -19,6 +19,7 @@ from engine.messages import (
 from engine.policy.splice import summary_text
 from engine.summarizers.base import SummaryRequest
 from engine.summarizers.extractive import NAME, ExtractiveSummarizer
+from engine.summarizers.extractive_pool import build_pool
 from engine.tokens import estimate_text_tokens
 
 SUMMARIZER = ExtractiveSummarizer()
@@ -269,3 +270,91 @@ def test_it_stops_at_filler_instead_of_filling_its_budget_and_keeps_the_one_off_
     # A model given 2,000 tokens for this would not write 2,000: nor does this.
     assert estimate_text_tokens(summary) < 400
     assert_well_formed(summary)
+
+
+def test_people_named_with_a_role_verb_or_an_apposition_go_under_people() -> None:
+    span = [
+        text("u0", Role.USER, "Cut it today. Ines manages the data platform, so ask first."),
+        text("u1", Role.USER, "Jun (the release manager) signs off every rollout."),
+        text("u2", Role.USER, "Ask Renata, she owns the store console."),
+        text("u3", Role.USER, "Mei-Lin is the QA lead who wrote the fuzzing harness."),
+        text("u4", Role.USER, "Go ahead."),
+    ]
+    summary = summarize(span)
+    people = summary.split("People:", 1)[1].split("\n\n", 1)[0]
+    for name in ("Ines", "Jun", "Renata", "Mei-Lin"):
+        assert name in people, summary
+
+
+def test_a_corrected_value_with_its_unit_is_not_taken_for_a_bare_number_already_said() -> None:
+    # "120" is already in the summary from the load test's rate; "120 seconds" is the new TTL.
+    span = [
+        text("u0", Role.USER, "Get the cache TTL right before the canary."),
+        text("u1", Role.USER, "Never set the TTL above 300, prices go stale."),
+        text("u2", Role.USER, "Keep the load test at 120 rps."),
+        text("u3", Role.USER, "Dmitri says 300 is too stale; use 120 seconds for the TTL."),
+        text("u4", Role.USER, "Thanks, go on."),
+    ]
+    summary = summarize(span)
+    assert "120 seconds" in summary, summary
+
+
+def test_a_long_config_read_is_told_by_its_odd_settings_not_the_first_of_its_crowd() -> None:
+    crowd = [f"retries_{i}: {100 + i * 7}" for i in range(40)]
+    config = "\n".join([*crowd[:20], "instance_class: db.r6g.xlarge", *crowd[20:]])
+    span = [
+        text("u0", Role.USER, "Size the new database."),
+        *call("c1", "Read", {"file_path": "/infra/main.yaml"}, config),
+        text("u1", Role.USER, "Go on."),
+    ]
+    summary = summarize(span)
+    assert "db.r6g.xlarge" in summary, summary
+    assert "retries_0" not in summary
+
+
+def test_commit_subjects_of_a_log_are_not_errors_and_a_junit_failure_is_one() -> None:
+    log = "\n".join(f"{i:07x}a Improve error message (sam)" for i in range(1, 12))
+    junit = "CheckoutTest > applies promo FAILED\norg.junit.ComparisonFailure: was:<2099>"
+    span = [
+        text("u0", Role.USER, "Check the release branch."),
+        *call("c1", "Bash", {"command": "git log --oneline"}, log),
+        *call("c2", "Bash", {"command": "./gradlew test"}, junit),
+        text("u1", Role.USER, "Go on."),
+    ]
+    summary = summarize(span)
+    errors = summary.split("Errors:", 1)[1].split("\n\n", 1)[0]
+    assert "Improve error message" not in errors and "git log --oneline → failed" not in summary
+    assert "ComparisonFailure" in errors, summary
+
+
+def test_a_long_read_told_by_an_odd_setting_weighs_as_a_result_not_as_a_body() -> None:
+    crowd = [f"retries_{i}: {100 + i * 7}" for i in range(40)]
+    config = "\n".join([*crowd[:20], "instance_class: db.r6g.xlarge", *crowd[20:]])
+    span = [text("u0", Role.USER, "Size the new database.")]
+    span += call("c1", "Read", {"file_path": "/infra/main.yaml"}, config)
+    span += call("c2", "Read", {"file_path": "/infra/other.yaml"}, "\n".join(crowd))
+    span.append(text("u1", Role.USER, "Thanks."))
+    tools = {c.text.split(" → ")[0]: c for c in build_pool(tuple(span), None) if "→" in c.text}
+    odd, body = tools["Read /infra/main.yaml"], tools["Read /infra/other.yaml"]
+    assert "db.r6g.xlarge" in odd.text
+    assert odd.priority - body.priority >= 100  # the body read is discounted; the config is not
+
+
+def test_a_value_corrected_in_the_same_message_is_said_only_as_corrected() -> None:
+    span = [
+        text("u0", Role.USER, "Restore the orders table."),
+        text("a0", Role.ASSISTANT, "Ready to backfill."),
+        text("u1", Role.USER, "Backfill from June 3. Sorry, correction: from June 1."),
+    ]
+    summary = summarize(span)
+    assert "June 1" in summary and "June 3" not in summary, summary
+
+
+def test_an_earlier_request_restated_with_a_new_value_ranks_below_the_restatement() -> None:
+    older = "Start the staged rollout at 10% on Thursday."
+    newer = "Jun says 10% is too much, make the first stage 2.5% on Monday."
+    span = [text("u0", Role.USER, older), text("a0", Role.ASSISTANT, "Planned.")]
+    span += [text("u1", Role.USER, newer), text("a1", Role.ASSISTANT, "Updated.")]
+    span += [text("u2", Role.USER, "Thanks, go on.")]
+    pool = {c.text: c for c in build_pool(tuple(span), None)}
+    assert pool[older].priority < pool[newer].priority - 100

@@ -327,3 +327,46 @@ def test_a_key_in_a_command_or_output_never_reaches_the_ledger() -> None:
     result = apply_ledger("Goal: ping the API.", span, None, 2_000, count)
     assert result.restored > 0
     assert key not in result.text and "[redacted]" in result.text
+
+
+def test_of_a_long_output_the_values_shaped_like_no_other_line_are_the_ones_kept() -> None:
+    # Forty numeric settings of one shape; the version and the one odd setting bury among them.
+    crowd = [f"pool_size_{i} = {100 + i * 7}" for i in range(40)]
+    config = "\n".join([*crowd[:13], 'engine_version = "15.4.2"', *crowd[13:27]])
+    config += "\nbackup_retention_period = 14\n" + "\n".join(crowd[27:])
+    log = "\n".join(f"{i:07x}a Tidy imports (sam)" for i in range(1, 30))
+    log += "\n9d03f4c Bump okhttp to 4.12.0 (robin)\n" + log
+    span = session(
+        ("Reading it.", [("Read", {"file_path": "/infra/main.tf"}, config, False)]),
+        ("History.", [("Bash", {"command": "git log --oneline"}, log, False)]),
+    )
+    values = " ".join(by_kind(extract(span), VALUE))
+    assert "15.4.2" in values and "backup_retention_period = 14" in values
+    assert "4.12.0" in values
+
+
+def test_a_one_line_answer_is_the_outcome_of_its_command() -> None:
+    span = session(
+        (
+            "Versions and sizes.",
+            [
+                ("Bash", {"command": "node --version"}, "v20.11.1", False),
+                ("Bash", {"command": "wc -l a.csv"}, "  88412 a.csv", False),
+                ("Bash", {"command": "true"}, "", False),
+            ],
+        ),
+    )
+    ran = by_kind(extract(span), RAN)
+    assert "node --version → v20.11.1" in ran
+    assert "wc -l a.csv → 88412 a.csv" in ran
+    assert "true → ok" in ran
+
+
+def test_a_long_output_with_several_odd_values_keeps_six_of_them() -> None:
+    crowd = [f"pool_size_{i} = {100 + i * 7}" for i in range(40)]
+    odd = ['engine = "15.4.2"', "port = 6380", "region = eu-west-1a", "tier = db.r6g.xlarge"]
+    odd += ["retention = 14d", "timeout = 75s"]
+    config = "\n".join([*crowd[:20], *odd, *crowd[20:]])
+    span = session(("Reading it.", [("Read", {"file_path": "/infra/main.tf"}, config, False)]))
+    values = " ".join(by_kind(extract(span), VALUE))
+    assert all(line in values for line in odd), values

@@ -89,7 +89,7 @@ async def test_lossy_prose_keeps_the_commands_and_errors_within_the_budget(tmp_p
     texts = [e.text for e in section.entries]
     assert "pytest tests/test_tenants.py -q → 1 failed, 9 passed" in texts
     assert "E KeyError: 'tenant_id'" in texts
-    assert "git log -1 --oneline → ok" in texts
+    assert "git log -1 --oneline → 4be0c1d Pin psycopg to 3.1.18" in texts
     assert tokens(session, prepared.summary) <= 2_000
     # The work entries' room was left out of what the summarizer was asked for.
     assert summarizer.requests[0].max_tokens < 2_000

@@ -17,6 +17,7 @@ each distinct error line a command's output showed (digits aside; the latest ins
 path a call read, wrote or edited. An artifact is kept when its text appears in the summary.
 
     python tests/perf/quality/ledger_bench.py [--json] [--sets ACE] [--max-tokens 2000]
+    python tests/perf/quality/ledger_bench.py --joined --sets ADF  # each set as one long span
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from tests.messages_api_server import MessagesAPIServer, realistic
 from tests.perf._util import table
 from tests.perf.paid_summary import LOCAL_KEY, MODEL, span_of
 from tests.perf.quality.bench import SETS, kept
-from tests.perf.quality.script import KINDS
+from tests.perf.quality.script import KINDS, Session
 
 MAX_TOKENS = 2_000
 ARTIFACT_KINDS = ("command", "error", "path")
@@ -175,12 +176,21 @@ async def _summary(fn: Summarize, span: tuple[Message, ...], max_tokens: int, le
 # -- scoring -----------------------------------------------------------------------------------
 
 
-async def _score(fn: Summarize, set_name: str, max_tokens: int, ledger: bool) -> dict[str, Any]:
+def joined(sessions: Sequence[Session], name: str) -> Session:
+    """Every session of a set as one long span with all their facts: a span the size of a long
+    working day, where the budget binds and lines compete across topics."""
+    steps = [step for session in sessions for step in session.steps]
+    return Session(name, steps, [fact for session in sessions for fact in session.facts])
+
+
+async def _score(
+    fn: Summarize, set_name: str, max_tokens: int, ledger: bool, *, join: bool = False
+) -> dict[str, Any]:
     facts = {kind: [0, 0] for kind in KINDS}
     arts = {kind: [0, 0] for kind in ARTIFACT_KINDS}
     sizes: list[int] = []
     worst = 1.0
-    for session in SETS[set_name]:
+    for session in [joined(SETS[set_name], set_name)] if join else SETS[set_name]:
         span = session.build()
         text = await _summary(fn, span, max_tokens, ledger)
         sizes.append(_count(text))
@@ -210,7 +220,7 @@ async def _score(fn: Summarize, set_name: str, max_tokens: int, ledger: bool) ->
     }
 
 
-def run(sets: Sequence[str], max_tokens: int) -> dict[str, Any]:
+def run(sets: Sequence[str], max_tokens: int, *, join: bool = False) -> dict[str, Any]:
     async def main() -> dict[str, Any]:
         out: dict[str, Any] = {}
         with (
@@ -225,7 +235,9 @@ def run(sets: Sequence[str], max_tokens: int) -> dict[str, Any]:
             for name, fn in methods.items():
                 for ledger in (False, True):
                     label = f"{name} {'+ ledger' if ledger else 'alone'}"
-                    out[label] = {s: await _score(fn, s, max_tokens, ledger) for s in sets}
+                    out[label] = {
+                        s: await _score(fn, s, max_tokens, ledger, join=join) for s in sets
+                    }
         return out
 
     return asyncio.run(main())
@@ -234,11 +246,12 @@ def run(sets: Sequence[str], max_tokens: int) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--sets", default="ACE", help="which sets (any of ABCDE)")
+    parser.add_argument("--sets", default="ACE", help="which sets (any of ABCDEF)")
     parser.add_argument("--max-tokens", type=int, default=MAX_TOKENS)
+    parser.add_argument("--joined", action="store_true", help="each set's sessions as one span")
     args = parser.parse_args(argv)
     sets = [s for s in args.sets.upper() if s in SETS]
-    results = run(sets, args.max_tokens)
+    results = run(sets, args.max_tokens, join=args.joined)
     if args.json:
         print(json.dumps({"max_tokens": args.max_tokens, "results": results}, indent=2))
         return 0

@@ -52,3 +52,11 @@ def test_with_the_ledger_every_summary_stays_within_its_budget_and_keeps_more_wo
         ledger = asyncio.run(_score(_offline, "A", budget, ledger=True))
         assert ledger["over_budget"] == 0 and ledger["summary_tokens_max"] <= budget
         assert ledger["artifacts"] >= alone["artifacts"]
+
+
+def test_set_f_plants_every_kind_and_each_fact_is_in_its_own_session() -> None:
+    kinds = [fact.kind for session in SETS["F"] for fact in session.facts]
+    assert len(kinds) >= 60 and set(kinds) == set(KINDS)
+    for session in SETS["F"]:
+        whole = "\n".join(m.text() for m in session.build())
+        assert all(kept(whole, fact.needles) for fact in session.facts), session.name
