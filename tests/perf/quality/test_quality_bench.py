@@ -34,7 +34,7 @@ def test_set_e_plants_every_kind_and_each_fact_is_in_its_own_session() -> None:
 
 
 def test_held_out_sets_never_list_their_lost_facts() -> None:
-    for held_out in "BCE":
+    for held_out in "BCEG":
         with pytest.raises(SystemExit):
             main(["--misses", held_out])
 
@@ -60,3 +60,12 @@ def test_set_f_plants_every_kind_and_each_fact_is_in_its_own_session() -> None:
     for session in SETS["F"]:
         whole = "\n".join(m.text() for m in session.build())
         assert all(kept(whole, fact.needles) for fact in session.facts), session.name
+
+
+def test_set_g_plants_every_kind_and_each_fact_is_in_its_own_session() -> None:
+    kinds = [fact.kind for session in SETS["G"] for fact in session.facts]
+    assert 60 <= len(kinds) <= 75 and set(kinds) == set(KINDS)
+    for session in SETS["G"]:
+        whole = "\n".join(m.text() for m in session.build())
+        assert all(kept(whole, fact.needles) for fact in session.facts), session.name
+        assert 20_000 <= len(whole) // 3 <= 35_000, session.name  # long sessions, by len/3
