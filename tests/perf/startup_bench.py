@@ -27,6 +27,7 @@ PYTHONPATH (an editable install's finder, loaded at every start, is not counted 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import resource
 import subprocess
@@ -147,6 +148,7 @@ def open_manager_seconds(workspace: Path, repeats: int) -> dict[str, list[float]
 
     times: dict[str, list[float]] = {"manager": [], "plan": [], "preview": []}
     for _ in range(repeats):
+        gc.collect()  # each round starts on a heap holding nothing of the last, as a new process
         started = time.perf_counter()
         with SessionStore.open(workspace) as store:
             manager = store.manager(SID, cache=None)
