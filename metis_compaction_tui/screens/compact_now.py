@@ -29,6 +29,7 @@ from engine import (
     PreparedCompaction,
     SessionManager,
     SpanChanged,
+    SpanPlan,
     ToolResultContentBlock,
     is_masked,
     is_offline,
@@ -105,13 +106,29 @@ def preview_facts(preview: CompactionPreview, price_origin: str | None = None) -
     return text
 
 
-def preview_line(preview: CompactionPreview) -> Text:
-    span = preview.span
-    return Text(
-        f"span {span.start}–{span.compaction_watermark - 1} · {span.span_message_count:,} msgs · "
-        f"{span.span_tokens:,} tokens in · {preview.model}",
+def _span_range(span: SpanPlan) -> str:
+    return f"{span.start}–{span.compaction_watermark - 1}"
+
+
+def prepared_line(prepared: PreparedCompaction, preview: CompactionPreview | None) -> Text:
+    """The span the summary stands for. A session that moved on between the preview and the
+    call (an agent writing, another compaction) was planned again: the line says so rather
+    than showing the preview's span beside a summary of another one."""
+    span = prepared.span
+    text = Text(
+        f"span {_span_range(span)} · {span.span_message_count:,} msgs · "
+        f"{span.span_tokens:,} tokens · {prepared.model}",
         end="",
     )
+    if preview is not None and (preview.span.start, preview.span.compaction_watermark) != (
+        span.start,
+        span.compaction_watermark,
+    ):
+        text.append(
+            f" · the session moved on: the preview showed {_span_range(preview.span)}",
+            style="italic",
+        )
+    return text
 
 
 def review_text(prepared: PreparedCompaction) -> str:
@@ -329,8 +346,8 @@ class CompactNowScreen(ModalScreen[CompactionOutcome | None]):
         if not self.is_attached:
             return
         self.prepared = prepared
-        if self.preview is not None:  # room for the summary: the preview shrinks to one line
-            self.query_one("#cn-preview", Static).update(preview_line(self.preview))
+        # Room for the summary: the preview shrinks to one line, of the span summarized.
+        self.query_one("#cn-preview", Static).update(prepared_line(prepared, self.preview))
         self.query_one("#cn-summary-text", Static).update(safe_text(review_text(prepared)))
         self._result(prepared_facts(prepared))
         self._set_state("review")

@@ -19,10 +19,12 @@ from metis_compaction_tui.widgets.events_timeline import EventsTimeline
 from metis_compaction_tui.widgets.message_list import MessageList
 from tests.app.app_helpers import (
     SIZE,
+    assistant_text,
     loaded,
     make_app,
     open_latest_summary,
     press_and_settle,
+    user_text,
     wait_until,
     wait_workers,
 )
@@ -82,6 +84,46 @@ async def test_compact_now_previews_then_summarizes_with_instructions_then_commi
             lambda: app.data.revision == added.revision,  # type: ignore[union-attr]
             what="the dashboard reloaded",
         )
+
+
+async def test_the_review_names_the_span_summarized_when_the_session_moved_on(
+    workspace: Path,
+) -> None:
+    """The agent writes between the preview and the call: the call plans again, and the review
+    shows the span it summarized, saying the preview showed another."""
+    app = make_app(workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_compact_now(pilot, app)
+        previewed = screen.preview.span  # type: ignore[union-attr]
+        with SessionStore.open(workspace) as writer:
+            for turn in range(6):
+                writer.append_message(
+                    "ledger", user_text(f"late-u{turn}", "one more ask " * 80), 300
+                )
+                writer.append_message(
+                    "ledger", assistant_text(f"late-a{turn}", "done, as asked " * 80), 300
+                )
+        await press_and_settle(pilot, app, "ctrl+r")
+        assert screen.state == "review" and screen.prepared is not None
+        summarized = screen.prepared.span
+        assert summarized.compaction_watermark != previewed.compaction_watermark
+        line = str(screen.query_one("#cn-preview").render())
+        end = summarized.compaction_watermark - 1
+        assert f"span {summarized.start}–{end} · {summarized.span_message_count:,} msgs" in line
+        assert f"the preview showed {previewed.start}–{previewed.compaction_watermark - 1}" in line
+
+
+async def test_the_review_of_an_unchanged_session_shows_the_previewed_span(
+    workspace: Path,
+) -> None:
+    app = make_app(workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_compact_now(pilot, app)
+        span = screen.preview.span  # type: ignore[union-attr]
+        await press_and_settle(pilot, app, "ctrl+r")
+        line = str(screen.query_one("#cn-preview").render())
+        assert f"span {span.start}–{span.compaction_watermark - 1}" in line
+        assert "moved on" not in line
 
 
 async def test_rejecting_the_summary_changes_nothing(workspace: Path) -> None:
