@@ -10,6 +10,7 @@ must choose.
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -170,3 +171,59 @@ def chatter(seed: int) -> str:
             "Now let me run the tests again to see where we stand.",
         ]
     )
+
+
+# -- tool-output shapes the long sets share ------------------------------------------------------
+
+
+def bury(lines: list[str], planted: dict[float, str]) -> str:
+    """The lines, with each planted text placed at its fraction of the way through."""
+    out = list(lines)
+    for where, text in sorted(planted.items(), reverse=True):
+        out.insert(int(len(lines) * where), text)
+    return "\n".join(out)
+
+
+def short_hash(rng: random.Random, n: int = 7) -> str:
+    return "".join(rng.choice("0123456789abcdef") for _ in range(n))
+
+
+def numbered(text: str, start: int = 1) -> str:
+    """A file as Claude Code's Read shows it: right-aligned line numbers, a tab, the line."""
+    return "\n".join(f"{i:6d}\t{line}" for i, line in enumerate(text.splitlines(), start))
+
+
+def edited(path: str, snippet: str, start: int) -> str:
+    """Claude Code's answer to an Edit: the snippet around the change, numbered."""
+    return (
+        f"The file {path} has been updated. Here's the result of running `cat -n` on a snippet "
+        f"of the edited file:\n{numbered(snippet, start)}"
+    )
+
+
+def codex_json(output: str, code: int = 0, seconds: float = 1.4) -> str:
+    """A Codex shell call's output in its JSON envelope."""
+    return json.dumps(
+        {"output": output, "metadata": {"exit_code": code, "duration_seconds": seconds}}
+    )
+
+
+def codex_text(output: str, code: int = 0, seconds: float = 1.4) -> str:
+    """A Codex shell call's output in its text envelope."""
+    return f"Exit code: {code}\nWall time: {seconds} seconds\nOutput:\n{output}"
+
+
+def codex_shell(command: str, workdir: str) -> dict[str, object]:
+    return {"command": ["bash", "-lc", command], "workdir": workdir}
+
+
+def codex_patch(path: str, old: str, new: str, context: str = "") -> dict[str, object]:
+    """An apply_patch call replacing `old` with `new` in one file."""
+    body = f"*** Begin Patch\n*** Update File: {path}\n@@ {context}\n"
+    body += "".join(f"-{line}\n" for line in old.splitlines())
+    body += "".join(f"+{line}\n" for line in new.splitlines())
+    return {"input": body + "*** End Patch"}
+
+
+def codex_patched(*paths: str) -> str:
+    return "Success. Updated the following files:\n" + "\n".join(f"M {p}" for p in paths)

@@ -16,33 +16,25 @@ from __future__ import annotations
 import json
 import random
 
-from tests.perf.quality.script import A, Call, Fact, Session, U, chatter
+from tests.perf.quality.script import (
+    A,
+    Call,
+    Fact,
+    Session,
+    U,
+    bury,
+    chatter,
+    codex_json,
+    codex_patch,
+    codex_patched,
+    codex_shell,
+    codex_text,
+    edited,
+    numbered,
+    short_hash,
+)
 
 # -- shared shapes -----------------------------------------------------------------------------
-
-
-def _bury(lines: list[str], planted: dict[float, str]) -> str:
-    """The lines, with each planted text placed at its fraction of the way through."""
-    out = list(lines)
-    for where, text in sorted(planted.items(), reverse=True):
-        out.insert(int(len(lines) * where), text)
-    return "\n".join(out)
-
-
-def _hex(rng: random.Random, n: int = 7) -> str:
-    return "".join(rng.choice("0123456789abcdef") for _ in range(n))
-
-
-def _numbered(text: str, start: int = 1) -> str:
-    """A file as Claude Code's Read shows it: right-aligned line numbers, a tab, the line."""
-    return "\n".join(f"{i:6d}\t{line}" for i, line in enumerate(text.splitlines(), start))
-
-
-def _edited(path: str, snippet: str, start: int) -> str:
-    return (
-        f"The file {path} has been updated. Here's the result of running `cat -n` on a snippet "
-        f"of the edited file:\n{_numbered(snippet, start)}"
-    )
 
 
 def _git_log(
@@ -53,33 +45,8 @@ def _git_log(
     for i in range(count):
         day = 28 - i * 27 // count
         subject = rng.choice(subjects).format(n=rng.randint(2, 4800))
-        lines.append(f"{_hex(rng)} 2026-11-{day:02d} {rng.choice(authors):<16} {subject}")
-    return _bury(lines, planted)
-
-
-def _codex_json(output: str, code: int = 0, seconds: float = 1.4) -> str:
-    return json.dumps(
-        {"output": output, "metadata": {"exit_code": code, "duration_seconds": seconds}}
-    )
-
-
-def _codex_text(output: str, code: int = 0, seconds: float = 1.4) -> str:
-    return f"Exit code: {code}\nWall time: {seconds} seconds\nOutput:\n{output}"
-
-
-def _sh(command: str, workdir: str) -> dict[str, object]:
-    return {"command": ["bash", "-lc", command], "workdir": workdir}
-
-
-def _patch(path: str, old: str, new: str, context: str = "") -> dict[str, object]:
-    body = f"*** Begin Patch\n*** Update File: {path}\n@@ {context}\n"
-    body += "".join(f"-{line}\n" for line in old.splitlines())
-    body += "".join(f"+{line}\n" for line in new.splitlines())
-    return {"input": body + "*** End Patch"}
-
-
-def _patched(*paths: str) -> str:
-    return "Success. Updated the following files:\n" + "\n".join(f"M {p}" for p in paths)
+        lines.append(f"{short_hash(rng)} 2026-11-{day:02d} {rng.choice(authors):<16} {subject}")
+    return bury(lines, planted)
 
 
 # -- g1: Kafka consumer lag --------------------------------------------------------------------
@@ -114,7 +81,7 @@ def _consumer_groups(seed: int, groups: tuple[tuple[str, int], ...]) -> str:
             member = p % members + 1
             lines.append(
                 f"{group:<21} orders.v3  {p:<9}  {end - lag:<14}  {end:<14}  {lag:<7}  "
-                f"consumer-{group}-{member}-{_hex(rng, 8)}-{_hex(rng, 4)}  "
+                f"consumer-{group}-{member}-{short_hash(rng, 8)}-{short_hash(rng, 4)}  "
                 f"/10.42.{rng.randint(0, 9)}.{rng.randint(2, 250):<5} consumer-{group}-{member}"
             )
     return "\n".join(lines)
@@ -144,7 +111,7 @@ def _enricher_log(seed: int, count: int, planted: dict[float, str]) -> str:
             lines.append(
                 f"{ts} WARN  [{thread}] c.s.e.RiskClient - slow response from risk-svc merchant={rng.randint(10000, 99999)} latency={rng.randint(800, 4200)}ms"
             )
-    return _bury(lines, planted)
+    return bury(lines, planted)
 
 
 def _kotlin(seed: int, count: int, cls: str) -> str:
@@ -231,7 +198,7 @@ def _thread_dump(seed: int) -> str:
     for i in range(1, 13):
         busy = i == 8
         lines.append(
-            f'"orders-enricher-consumer-{i}" #{40 + i} prio=5 os_prio=0 cpu={rng.randint(1000, 90000)}.{rng.randint(10, 99)}ms elapsed=5211.{rng.randint(10, 99)}s tid=0x00007f{_hex(rng, 10)} nid={rng.randint(100, 999)} {"runnable" if busy else "waiting on condition"}'
+            f'"orders-enricher-consumer-{i}" #{40 + i} prio=5 os_prio=0 cpu={rng.randint(1000, 90000)}.{rng.randint(10, 99)}ms elapsed=5211.{rng.randint(10, 99)}s tid=0x00007f{short_hash(rng, 10)} nid={rng.randint(100, 999)} {"runnable" if busy else "waiting on condition"}'
         )
         if busy:
             lines += [
@@ -263,7 +230,7 @@ def _thread_dump(seed: int) -> str:
         "G1 Conc#0",
     ]:
         lines += [
-            f'"{name}" #{rng.randint(2, 39)} daemon prio=5 tid=0x00007f{_hex(rng, 10)} nid={rng.randint(100, 999)} waiting on condition',
+            f'"{name}" #{rng.randint(2, 39)} daemon prio=5 tid=0x00007f{short_hash(rng, 10)} nid={rng.randint(100, 999)} waiting on condition',
             "   java.lang.Thread.State: WAITING (parking)",
             "",
         ]
@@ -306,7 +273,7 @@ def _gradle_test(seed: int, planted: dict[float, str]) -> str:
             f"{rng.choice(classes)} > {rng.choice(verbs)}{rng.choice(objects)[0].upper()}{rng.choice(objects)[1:]}() PASSED"
         )
     lines += ["", "BUILD SUCCESSFUL in 1m 12s", "9 actionable tasks: 4 executed, 5 up-to-date"]
-    return _bury(lines, planted)
+    return bury(lines, planted)
 
 
 G1 = Session(
@@ -328,7 +295,7 @@ G1 = Session(
             Call(
                 "Read",
                 {"file_path": "/srv/orders-enricher/deploy/helm/orders-enricher/values-prod.yaml"},
-                _numbered(_values_yaml(1102)),
+                numbered(_values_yaml(1102)),
             ),
         ),
         A(
@@ -389,7 +356,7 @@ G1 = Session(
                 {
                     "file_path": "/srv/orders-enricher/src/main/kotlin/com/shop/enricher/MerchantLookup.kt"
                 },
-                _numbered(
+                numbered(
                     "package com.shop.enricher\n\nimport java.time.Duration\nimport io.micrometer.core.instrument.MeterRegistry\n\n"
                     + _kotlin(1105, 6, "MerchantLookup")
                     + '\n\nclass MerchantLookup(private val risk: RiskClient, private val metrics: MeterRegistry) {\n    fun enrich(order: OrderEnvelope): EnrichedOrder {\n        val profile = fetchRiskProfile(order.merchantId)\n        return EnrichedOrder(order, profile.tier, profile.holdDays)\n    }\n\n    private fun fetchRiskProfile(merchantId: String): RiskProfile =\n        metrics.timer("enricher.risk.lookup").recordCallable { risk.get(merchantId) }!!\n}\n'
@@ -401,7 +368,7 @@ G1 = Session(
                 {
                     "file_path": "/srv/orders-enricher/src/main/kotlin/com/shop/enricher/EnricherConsumer.kt"
                 },
-                _numbered(_kotlin(1107, 14, "EnricherConsumer")),
+                numbered(_kotlin(1107, 14, "EnricherConsumer")),
             ),
         ),
         A(
@@ -440,7 +407,7 @@ G1 = Session(
             Call(
                 "Read",
                 {"file_path": "/srv/orders-enricher/build.gradle.kts"},
-                _numbered(
+                numbered(
                     'plugins {\n    kotlin("jvm") version "2.0.21"\n    id("com.google.cloud.tools.jib") version "3.4.4"\n}\n\ndependencies {\n    implementation(platform("com.shop.platform:bom:2026.10.2"))\n    implementation("org.apache.kafka:kafka-clients") // 3.6.2 via BOM\n    implementation("io.micrometer:micrometer-registry-prometheus")\n    implementation("com.fasterxml.jackson.module:jackson-module-kotlin")\n    implementation("ch.qos.logback:logback-classic")\n'
                     + "\n".join(
                         f'    implementation("com.shop.libs:lib-{n}:1.{i}.{i * 3 % 7}")'
@@ -469,7 +436,7 @@ G1 = Session(
                     "old_string": '    implementation("ch.qos.logback:logback-classic")',
                     "new_string": '    implementation("ch.qos.logback:logback-classic")\n    implementation("com.github.ben-manes.caffeine:caffeine:3.1.8")',
                 },
-                _edited(
+                edited(
                     "/srv/orders-enricher/build.gradle.kts",
                     '    implementation("ch.qos.logback:logback-classic")\n    implementation("com.github.ben-manes.caffeine:caffeine:3.1.8")',
                     11,
@@ -482,7 +449,7 @@ G1 = Session(
                     "old_string": '    private fun fetchRiskProfile(merchantId: String): RiskProfile =\n        metrics.timer("enricher.risk.lookup").recordCallable { risk.get(merchantId) }!!',
                     "new_string": '    private val profiles: LoadingCache<String, RiskProfile> = Caffeine.newBuilder()\n        .maximumSize(50_000)\n        .expireAfterWrite(Duration.ofMinutes(5))\n        .recordStats()\n        .build { id -> metrics.timer("enricher.risk.lookup").recordCallable { risk.get(id) }!! }\n\n    private fun fetchRiskProfile(merchantId: String): RiskProfile = profiles.get(merchantId)',
                 },
-                _edited(
+                edited(
                     "/srv/orders-enricher/src/main/kotlin/com/shop/enricher/MerchantLookup.kt",
                     '    private val profiles: LoadingCache<String, RiskProfile> = Caffeine.newBuilder()\n        .maximumSize(50_000)\n        .expireAfterWrite(Duration.ofMinutes(5))\n        .recordStats()\n        .build { id -> metrics.timer("enricher.risk.lookup").recordCallable { risk.get(id) }!! }\n\n    private fun fetchRiskProfile(merchantId: String): RiskProfile = profiles.get(merchantId)',
                     56,
@@ -525,7 +492,7 @@ G1 = Session(
                     "old_string": '  KAFKA_MAX_POLL_INTERVAL_MS: "300000"',
                     "new_string": '  KAFKA_MAX_POLL_INTERVAL_MS: "420000"',
                 },
-                _edited(
+                edited(
                     "/srv/orders-enricher/deploy/helm/orders-enricher/values-prod.yaml",
                     '  KAFKA_MAX_POLL_RECORDS: "500"\n  KAFKA_MAX_POLL_INTERVAL_MS: "420000"\n  KAFKA_SESSION_TIMEOUT_MS: "45000"',
                     20,
@@ -556,7 +523,7 @@ G1 = Session(
                     "old_string": "        .expireAfterWrite(Duration.ofMinutes(5))",
                     "new_string": "        .expireAfterWrite(Duration.ofMinutes(30))",
                 },
-                _edited(
+                edited(
                     "/srv/orders-enricher/src/main/kotlin/com/shop/enricher/MerchantLookup.kt",
                     "        .maximumSize(50_000)\n        .expireAfterWrite(Duration.ofMinutes(30))\n        .recordStats()",
                     57,
@@ -665,15 +632,16 @@ Triggered by Thread:  0
     ]
     for t in range(1, 14):
         frames = [
-            f"{i:<3}{rng.choice(libs):<30}\t0x00000001{_hex(rng, 8)} {rng.choice(['__workq_kernreturn', 'mach_msg2_trap', '_pthread_wqthread', '__psynch_cvwait', 'start_wqthread', '-[NSURLSession delegateQueue]', 'TimelineStore.refresh(tripID:)'])} + {rng.randint(4, 900)}"
+            f"{i:<3}{rng.choice(libs):<30}\t0x00000001{short_hash(rng, 8)} {rng.choice(['__workq_kernreturn', 'mach_msg2_trap', '_pthread_wqthread', '__psynch_cvwait', 'start_wqthread', '-[NSURLSession delegateQueue]', 'TimelineStore.refresh(tripID:)'])} + {rng.randint(4, 900)}"
             for i in range(rng.randint(3, 8))
         ]
         threads.append(f"Thread {t}:\n" + "\n".join(frames))
     state = "Thread 0 crashed with ARM Thread State (64-bit):\n" + "\n".join(
-        "   " + "  ".join(f"x{r + j}: 0x{_hex(rng, 16)}" for j in range(4)) for r in range(0, 28, 4)
+        "   " + "  ".join(f"x{r + j}: 0x{short_hash(rng, 16)}" for j in range(4))
+        for r in range(0, 28, 4)
     )
     images = "Binary Images:\n" + "\n".join(
-        f"       0x{_hex(rng, 9)} -        0x{_hex(rng, 9)} {name} arm64  <{_hex(rng, 32)}> /usr/lib/{name}"
+        f"       0x{short_hash(rng, 9)} -        0x{short_hash(rng, 9)} {name} arm64  <{short_hash(rng, 32)}> /usr/lib/{name}"
         for name in [
             "Wayfare",
             "WayfareKit",
@@ -725,9 +693,9 @@ def _crashlytics(seed: int) -> str:
             ]
         )
         lines.append(
-            f"{_hex(rng, 10)},{version},{build},iOS {rng.choice(['16.7.8', '17.3.1', '17.4.1', '17.5', '18.1'])},{rng.choice(files)}:{rng.randint(12, 400)},{rng.randint(3, 9000)},{rng.randint(2, 6500)},2026-{rng.randint(9, 12):02d}-{rng.randint(1, 28):02d}"
+            f"{short_hash(rng, 10)},{version},{build},iOS {rng.choice(['16.7.8', '17.3.1', '17.4.1', '17.5', '18.1'])},{rng.choice(files)}:{rng.randint(12, 400)},{rng.randint(3, 9000)},{rng.randint(2, 6500)},2026-{rng.randint(9, 12):02d}-{rng.randint(1, 28):02d}"
         )
-    return _bury(
+    return bury(
         lines,
         {
             0.55: "c41e09ab77,6.14.0,6140217,iOS 17.4.1,TimelineDiffableDataSource.swift:63,41382,17905,2026-12-03"
@@ -760,7 +728,7 @@ def _xcodebuild(seed: int, planted: dict[float, str]) -> str:
         "Test Suite 'WayfareTests.xctest' passed at 2026-12-07 11:03:49.101.",
         "\t Executed 1284 tests, with 1 failure (0 unexpected) in 92.414 (95.880) seconds",
     ]
-    return _bury(lines, planted)
+    return bury(lines, planted)
 
 
 def _swift(seed: int, count: int) -> str:
@@ -789,16 +757,16 @@ G2 = Session(
             "Starting with the Crashlytics export for the top issues by version, and the crash folder.",
             Call(
                 "shell",
-                _sh(
+                codex_shell(
                     "column -s, -t < crashes/crashlytics_top_issues_2026-12-07.csv | head -n 130",
                     _IOS,
                 ),
-                _codex_json(_crashlytics(1201)),
+                codex_json(_crashlytics(1201)),
             ),
             Call(
                 "shell",
-                _sh("ls -la crashes/", _IOS),
-                _codex_text(
+                codex_shell("ls -la crashes/", _IOS),
+                codex_text(
                     "total 18424\n"
                     + "\n".join(
                         f"-rw-r--r--  1 dev  staff  {random.Random(1202 + i).randint(40000, 190000):6d} Dec  {6 + i % 2} 1{i % 10}:{i * 7 % 60:02d} Wayfare-2026-12-0{6 + i % 2}-{i:03d}.ips"
@@ -811,19 +779,19 @@ G2 = Session(
             "One 6.14.0 issue dwarfs the rest. Symbolicating one of its reports.",
             Call(
                 "shell",
-                _sh(
+                codex_shell(
                     "xcrun crashlog symbolicate crashes/Wayfare-2026-12-06-017.ips --dsym build/Wayfare.app.dSYM",
                     _IOS,
                 ),
-                _codex_text(_crash_report(1203), seconds=6.2),
+                codex_text(_crash_report(1203), seconds=6.2),
             ),
         ),
         A(
             "It crashes inside UIKit while applying a diffable snapshot, called from TimelineStore.reload(). Looking at the store and at what changed in it.",
             Call(
                 "shell",
-                _sh("sed -n '1,260p' Wayfare/Features/Timeline/TimelineStore.swift", _IOS),
-                _codex_json(
+                codex_shell("sed -n '1,260p' Wayfare/Features/Timeline/TimelineStore.swift", _IOS),
+                codex_json(
                     'import UIKit\nimport Combine\n\nfinal class TimelineStore {\n    private let api: TimelineAPI\n    private let dataSource: TimelineDiffableDataSource\n    private let workQueue = DispatchQueue(label: "com.wayfare.timeline", qos: .userInitiated)\n\n'
                     + _swift(1204, 20)
                     + "\n    func refresh(tripID: Trip.ID) {\n        workQueue.async { [weak self] in\n            self?.items = self?.api.cachedTimeline(tripID) ?? []\n            self?.reload()\n        }\n    }\n\n    func reload() {\n        var snapshot = NSDiffableDataSourceSnapshot<Section, TimelineItem>()\n        snapshot.appendSections([.main])\n        snapshot.appendItems(items)\n        dataSource.applySnapshot(snapshot, animated: true)\n    }\n"
@@ -833,8 +801,10 @@ G2 = Session(
             ),
             Call(
                 "shell",
-                _sh("git log --format='%h %ad %an %s' --date=short -n 100 -- Wayfare/", _IOS),
-                _codex_text(
+                codex_shell(
+                    "git log --format='%h %ad %an %s' --date=short -n 100 -- Wayfare/", _IOS
+                ),
+                codex_text(
                     _git_log(
                         1206,
                         100,
@@ -854,11 +824,11 @@ G2 = Session(
             "Got it, Networking stays untouched. Reproducing in the simulator with Thread Sanitizer on.",
             Call(
                 "shell",
-                _sh(
+                codex_shell(
                     "xcodebuild test -scheme Wayfare -destination 'platform=iOS Simulator,name=iPhone 15 Pro,OS=17.4' -enableThreadSanitizer YES -only-testing:WayfareTests 2>&1 | grep -E \"Test Case|Executed|error|WARNING\"",
                     _IOS,
                 ),
-                _codex_text(
+                codex_text(
                     _xcodebuild(
                         1207,
                         {
@@ -878,20 +848,20 @@ G2 = Session(
             "Decision: mark TimelineStore @MainActor and hop back to the main actor before reload(), rather than guarding items with a lock, because UIKit needs the snapshot applied on the main thread anyway and a lock would only fix the race, not the crash.",
             Call(
                 "apply_patch",
-                _patch(
+                codex_patch(
                     "Wayfare/Features/Timeline/TimelineStore.swift",
                     "final class TimelineStore {\n    func refresh(tripID: Trip.ID) {\n        workQueue.async { [weak self] in\n            self?.items = self?.api.cachedTimeline(tripID) ?? []\n            self?.reload()\n        }\n    }",
                     "@MainActor\nfinal class TimelineStore {\n    func refresh(tripID: Trip.ID) {\n        Task {\n            let loaded = await Task.detached(priority: .userInitiated) { [api] in api.cachedTimeline(tripID) }.value\n            self.items = loaded\n            self.reload()\n        }\n    }",
                     "final class TimelineStore",
                 ),
-                _codex_text(_patched("Wayfare/Features/Timeline/TimelineStore.swift")),
+                codex_text(codex_patched("Wayfare/Features/Timeline/TimelineStore.swift")),
             ),
             Call(
                 "apply_patch",
                 {
                     "input": "*** Begin Patch\n*** Add File: WayfareTests/Timeline/TimelineStoreConcurrencyTests.swift\n+import XCTest\n+@testable import Wayfare\n+\n+@MainActor\n+final class TimelineStoreConcurrencyTests: XCTestCase {\n+    func testRefreshAppliesSnapshotOnMainThread() async {\n+        let spy = DataSourceSpy()\n+        let store = TimelineStore(api: .stub(items: 40), dataSource: spy)\n+        for _ in 0..<50 { store.refresh(tripID: .sample) }\n+        await spy.waitForApplies(50)\n+        XCTAssertTrue(spy.allAppliesOnMain)\n+    }\n+}\n*** End Patch"
                 },
-                _codex_text(
+                codex_text(
                     "Success. Updated the following files:\nA WayfareTests/Timeline/TimelineStoreConcurrencyTests.swift"
                 ),
             ),
@@ -900,11 +870,11 @@ G2 = Session(
             chatter(1208),
             Call(
                 "shell",
-                _sh(
+                codex_shell(
                     "xcodebuild test -scheme Wayfare -destination 'platform=iOS Simulator,name=iPhone 15 Pro,OS=17.4' -enableThreadSanitizer YES -only-testing:WayfareTests 2>&1 | grep -E \"Test Case|Executed|error|WARNING\"",
                     _IOS,
                 ),
-                _codex_text(
+                codex_text(
                     _xcodebuild(
                         1209,
                         {
@@ -922,11 +892,11 @@ G2 = Session(
             "Bumping to 6.14.1 (6141006) in the project settings.",
             Call(
                 "shell",
-                _sh(
+                codex_shell(
                     "agvtool new-marketing-version 6.14.1 && agvtool new-version -all 6141006 && git diff --stat",
                     _IOS,
                 ),
-                _codex_json(
+                codex_json(
                     "Setting CFBundleShortVersionString of project Wayfare to: \n    6.14.1.\n\nUpdating CFBundleShortVersionString in Info.plist(s)...\n\nSetting version of project Wayfare to: \n    6141006.\n\nAlso setting CFBundleVersion key (assuming it exists)\n\nUpdating CFBundleVersion in Info.plist(s)...\n\n Wayfare.xcodeproj/project.pbxproj | 8 ++++----\n Wayfare/Info.plist                | 4 ++--\n WayfareNotificationService/Info.plist | 4 ++--\n WayfareWidgets/Info.plist         | 4 ++--\n 4 files changed, 10 insertions(+), 10 deletions(-)"
                 ),
             ),
@@ -982,13 +952,13 @@ def _xid_scan(seed: int) -> str:
                     [
                         f"{node}: {t} NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.154.05  Thu Dec 28 22:19:52 UTC 2023",
                         f"{node}: {t} nvidia-nvswitch{rng.randint(0, 5)}: SXid (PCI:0000:{rng.choice(['82', '83', '84'])}:00.0): 12028, Non-fatal, Link {rng.randint(0, 35)} egress non-posted PRIV error (First)",
-                        f"{node}: {t} NVRM: Xid (PCI:0000:{rng.choice(['07', '0f', '47', '4e'])}:00): 31, pid={rng.randint(1000, 99999)}, name=python, Ch 0000000{rng.randint(1, 9)}, intr 00000000. MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_{rng.randint(0, 9)} faulted @ 0x7f{_hex(rng, 8)}_00000000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ",
+                        f"{node}: {t} NVRM: Xid (PCI:0000:{rng.choice(['07', '0f', '47', '4e'])}:00): 31, pid={rng.randint(1000, 99999)}, name=python, Ch 0000000{rng.randint(1, 9)}, intr 00000000. MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_{rng.randint(0, 9)} faulted @ 0x7f{short_hash(rng, 8)}_00000000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ",
                         f"{node}: {t} NVRM: Xid (PCI:0000:{rng.choice(['87', '90', 'b7', 'bd'])}:00): 13, pid={rng.randint(1000, 99999)}, name=python, Graphics SM Warp Exception on (GPC {rng.randint(0, 7)}, TPC {rng.randint(0, 8)}, SM {rng.randint(0, 1)}): Out Of Range Address",
                         f"{node}: {t} nvidia-peermem: module verification failed: signature and/or required key missing - tainting kernel",
                     ]
                 )
             )
-    return _bury(
+    return bury(
         lines,
         {
             0.78: "gpu-a100-13: [884213.556021] NVRM: Xid (PCI:0000:bd:00): 79, pid=0, name=, GPU has fallen off the bus.\ngpu-a100-13: [884213.556104] NVRM: GPU 0000:bd:00.0: GPU has fallen off the bus."
@@ -1177,7 +1147,7 @@ G3 = Session(
             Call(
                 "Read",
                 {"file_path": "/opt/infra/ansible/group_vars/gpu_a100.yml"},
-                _numbered(_group_vars()),
+                numbered(_group_vars()),
             ),
         ),
         A(
@@ -1185,7 +1155,7 @@ G3 = Session(
             Call(
                 "Read",
                 {"file_path": "/opt/infra/ansible/roles/nvidia_driver/tasks/main.yml"},
-                _numbered(
+                numbered(
                     "---\n"
                     + "\n".join(
                         f"- name: {t}\n  ansible.builtin.{m}:\n    name: {n}\n    state: {st}\n  tags: [nvidia, {tag}]\n"
@@ -1370,7 +1340,7 @@ G3 = Session(
                     "old_string": 'nvidia_driver_branch: "535"\nnvidia_driver_version: "535.154.05"',
                     "new_string": 'nvidia_driver_branch: "550"\nnvidia_driver_version: "550.54.15"',
                 },
-                _edited(
+                edited(
                     "/opt/infra/ansible/group_vars/gpu_a100.yml",
                     '---\n# Cluster-wide settings for the A100 training nodes (group gpu_a100)\nnvidia_driver_branch: "550"\nnvidia_driver_version: "550.54.15"\nnvidia_driver_package_state: present',
                     1,
@@ -1383,7 +1353,7 @@ G3 = Session(
                     "old_string": 'cuda_toolkit_version: "12.2.2"\ncuda_compat_package: "cuda-compat-12-2"\nnccl_version: "2.18.5-1+cuda12.2"',
                     "new_string": 'cuda_toolkit_version: "12.4.1"\ncuda_compat_package: "cuda-compat-12-4"\nnccl_version: "2.21.5-1+cuda12.4"',
                 },
-                _edited(
+                edited(
                     "/opt/infra/ansible/group_vars/gpu_a100.yml",
                     'cuda_toolkit_version: "12.4.1"\ncuda_compat_package: "cuda-compat-12-4"\nnccl_version: "2.21.5-1+cuda12.4"',
                     8,
@@ -1487,7 +1457,7 @@ def _recon_rows(seed: int, count: int) -> list[str]:
         ccy = rng.choice(["JPY", "JPY", "KRW", "JPY", "KRW"])
         major = rng.randint(1200, 980000)
         rows.append(
-            f"po_{_hex(rng, 20)}  m_{rng.randint(1000, 9999)}    {ccy}  {major:<14}  {major * 100:<14}  {major - major * 100:<14}  MISMATCH"
+            f"po_{short_hash(rng, 20)}  m_{rng.randint(1000, 9999)}    {ccy}  {major:<14}  {major * 100:<14}  {major - major * 100:<14}  MISMATCH"
         )
     return rows
 
@@ -1502,7 +1472,7 @@ def _settlement_csv(seed: int, count: int) -> str:
         )
         fee = round(gross * 0.012, 0 if ccy in ("JPY", "KRW") else 2)
         lines.append(
-            f"B2026113{rng.randint(0, 9)}{rng.randint(100, 999)},po_{_hex(rng, 20)},m_{rng.randint(1000, 9999)},{ccy},{gross},{fee},{round(gross - fee, 2)},2026-11-30,SETTLED"
+            f"B2026113{rng.randint(0, 9)}{rng.randint(100, 999)},po_{short_hash(rng, 20)},m_{rng.randint(1000, 9999)},{ccy},{gross},{fee},{round(gross - fee, 2)},2026-11-30,SETTLED"
         )
     return "\n".join(lines)
 
@@ -1543,7 +1513,7 @@ def _pytest(seed: int, count: int, planted: dict[float, str]) -> str:
         lines.append(
             f"{rng.choice(mods)}::test_{rng.choice(['parse', 'match', 'export', 'fee', 'net', 'currency', 'batch'])}_{rng.choice(['eur', 'gbp', 'usd', 'sek', 'pln', 'reversal', 'partial', 'empty'])}_{i} PASSED [{100 * (i + 1) // count:3d}%]"
         )
-    return _bury(lines, planted)
+    return bury(lines, planted)
 
 
 G4 = Session(
@@ -1556,11 +1526,11 @@ G4 = Session(
             "Running the recon locally against last night's file to see the mismatches.",
             Call(
                 "shell",
-                _sh(
+                codex_shell(
                     "python -m recon.run --file data/settlement_2026-11-30.csv --dry-run --report -",
                     _RECON,
                 ),
-                _codex_json(
+                codex_json(
                     "2026-12-07 08:02:11 INFO recon.run loaded 48902 payouts from data/settlement_2026-11-30.csv\n2026-12-07 08:02:14 INFO recon.matcher matched 47585 payouts exactly\n"
                     + "\n".join(_recon_rows(1401, 150))
                     + "\n2026-12-07 08:02:15 INFO recon.run summary mismatched_payouts=1317 matched=47585 total_payouts=48902 tolerance_minor=5\n2026-12-07 08:02:15 INFO recon.run dry run: no adjustment entries written",
@@ -1569,16 +1539,16 @@ G4 = Session(
             ),
             Call(
                 "shell",
-                _sh("head -n 200 data/settlement_2026-11-30.csv", _RECON),
-                _codex_text(_settlement_csv(1402, 199)),
+                codex_shell("head -n 200 data/settlement_2026-11-30.csv", _RECON),
+                codex_text(_settlement_csv(1402, 199)),
             ),
         ),
         A(
             "Every mismatched row I can see is JPY or KRW with the ledger amount exactly 100 times the PSP's. Reading the parser and its history.",
             Call(
                 "shell",
-                _sh("nl -ba recon/parsers/settlement_v2.py | sed -n '1,240p'", _RECON),
-                _codex_json(
+                codex_shell("nl -ba recon/parsers/settlement_v2.py | sed -n '1,240p'", _RECON),
+                codex_json(
                     "from decimal import Decimal\n\nfrom recon.models import Payout\n\n"
                     + _py_module(1403, 16)
                     + "\ndef to_minor(amount: str, currency: str) -> int:\n    # amounts arrive as major units with a decimal point\n    return int(Decimal(amount) * 100)\n\n\ndef parse_row(row: dict[str, str]) -> Payout:\n    return Payout(\n        payout_id=row['payout_id'],\n        currency=row['currency'],\n        net_minor=to_minor(row['net'], row['currency']),\n        fee_minor=to_minor(row['fee'], row['currency']),\n    )\n"
@@ -1587,8 +1557,8 @@ G4 = Session(
             ),
             Call(
                 "shell",
-                _sh("git log --format='%h %ad %an %s' --date=short -n 90", _RECON),
-                _codex_text(
+                codex_shell("git log --format='%h %ad %an %s' --date=short -n 90", _RECON),
+                codex_text(
                     _git_log(
                         1405,
                         90,
@@ -1602,11 +1572,11 @@ G4 = Session(
             ),
             Call(
                 "shell",
-                _sh(
+                codex_shell(
                     "psql payouts -c \"select currency, count(distinct merchant_id) as merchants, count(*) as payouts from recon_mismatch where run_date >= '2026-11-27' group by currency order by 1\"",
                     _RECON,
                 ),
-                _codex_json(
+                codex_json(
                     " currency | merchants | payouts \n----------+-----------+---------\n JPY      |        61 |     934\n KRW      |        25 |     383\n(2 rows)"
                 ),
             ),
@@ -1618,8 +1588,8 @@ G4 = Session(
             "Checking how the matcher compares amounts, in case it hides the same assumption.",
             Call(
                 "shell",
-                _sh("nl -ba recon/matcher.py | sed -n '1,200p'", _RECON),
-                _codex_text(
+                codex_shell("nl -ba recon/matcher.py | sed -n '1,200p'", _RECON),
+                codex_text(
                     "from recon.models import LedgerEntry, Payout\n\nTOLERANCE_MINOR = 5\n\n"
                     + _py_module(1408, 30)
                     + "\ndef matches(payout: Payout, entry: LedgerEntry) -> bool:\n    return abs(payout.net_minor - entry.amount_minor) <= TOLERANCE_MINOR\n"
@@ -1627,14 +1597,14 @@ G4 = Session(
             ),
             Call(
                 "shell",
-                _sh(
+                codex_shell(
                     "psql payouts -c \"select payout_id, currency, amount_minor, booked_at from ledger_entries where booked_at >= '2026-11-27' and currency in ('JPY','KRW') order by booked_at limit 120\"",
                     _RECON,
                 ),
-                _codex_json(
+                codex_json(
                     "       payout_id        | currency | amount_minor |        booked_at\n------------------------+----------+--------------+------------------------\n"
                     + "\n".join(
-                        f" po_{_hex(random.Random(1409 + i), 20)} | {'JPY' if i % 3 else 'KRW'}      | {random.Random(1409 + i).randint(120000, 98000000):>12} | 2026-11-{27 + i % 4} 0{4 + i % 3}:3{i % 10}:{i % 60:02d}+00"
+                        f" po_{short_hash(random.Random(1409 + i), 20)} | {'JPY' if i % 3 else 'KRW'}      | {random.Random(1409 + i).randint(120000, 98000000):>12} | 2026-11-{27 + i % 4} 0{4 + i % 3}:3{i % 10}:{i % 60:02d}+00"
                         for i in range(120)
                     )
                     + "\n(120 rows)"
@@ -1651,8 +1621,8 @@ G4 = Session(
             "Agreed. Decision: derive the exponent from the ISO 4217 table in our currencies module instead of hard-coding JPY and KRW, because the PSP already special-cases HUF (it reports it with two decimals although ISO says two and our old list said zero), and a hand-kept list goes stale again.",
             Call(
                 "shell",
-                _sh("sed -n '1,200p' recon/currencies.py", _RECON),
-                _codex_text(
+                codex_shell("sed -n '1,200p' recon/currencies.py", _RECON),
+                codex_text(
                     "# ISO 4217 minor unit exponents, plus the PSP's own reporting quirks.\nEXPONENTS: dict[str, int] = {\n"
                     + "\n".join(
                         f"    '{c}': {e},"
@@ -1708,13 +1678,13 @@ G4 = Session(
             ),
             Call(
                 "apply_patch",
-                _patch(
+                codex_patch(
                     "recon/parsers/settlement_v2.py",
                     "def to_minor(amount: str, currency: str) -> int:\n    # amounts arrive as major units with a decimal point\n    return int(Decimal(amount) * 100)",
                     "def to_minor(amount: str, currency: str) -> int:\n    # amounts arrive in major units; the exponent is per currency (ISO 4217 + PSP quirks)\n    return int(Decimal(amount).scaleb(exponent(currency)))",
                     "def to_minor",
                 ),
-                _codex_text(_patched("recon/parsers/settlement_v2.py")),
+                codex_text(codex_patched("recon/parsers/settlement_v2.py")),
             ),
         ),
         A(
@@ -1724,14 +1694,14 @@ G4 = Session(
                 {
                     "input": "*** Begin Patch\n*** Add File: tests/fixtures/settlement_2026-11-30_jpy.csv\n+batch_id,payout_id,merchant_account,currency,gross,fee,net,value_date,status\n+B20261130417,po_7c1a22e90b4d51f0a3c2,m_4471,JPY,12650,150,12500,2026-11-30,SETTLED\n+B20261130417,po_0e9d41b7a6c3f2d85e10,m_8810,KRW,1250000,15000,1235000,2026-11-30,SETTLED\n+B20261130417,po_55b2c0d9e1a4f7b3c6d8,m_2093,EUR,1250.00,15.00,1235.00,2026-11-30,SETTLED\n*** Add File: tests/test_zero_decimal.py\n+from recon.parsers.settlement_v2 import parse_file\n+\n+\n+def test_zero_decimal_currencies_are_not_scaled(fixtures):\n+    jpy, krw, eur = parse_file(fixtures / 'settlement_2026-11-30_jpy.csv')\n+    assert jpy.net_minor == 12500\n+    assert krw.net_minor == 1235000\n+    assert eur.net_minor == 123500\n*** End Patch"
                 },
-                _codex_text(
+                codex_text(
                     "Success. Updated the following files:\nA tests/fixtures/settlement_2026-11-30_jpy.csv\nA tests/test_zero_decimal.py"
                 ),
             ),
             Call(
                 "shell",
-                _sh("python -m pytest -q -p no:cacheprovider", _RECON),
-                _codex_json(
+                codex_shell("python -m pytest -q -p no:cacheprovider", _RECON),
+                codex_json(
                     _pytest(
                         1406,
                         180,
@@ -1749,21 +1719,21 @@ G4 = Session(
             "The one failure is a test that enshrined the old behaviour (it expects JPY scaled by 100). Fixing its expectation to the real minor amount.",
             Call(
                 "apply_patch",
-                _patch(
+                codex_patch(
                     "tests/test_parsers.py",
                     "    assert to_minor('12500', 'JPY') == 1250000",
                     "    assert to_minor('12500', 'JPY') == 12500",
                     "def test_to_minor_jpy_legacy",
                 ),
-                _codex_text(_patched("tests/test_parsers.py")),
+                codex_text(codex_patched("tests/test_parsers.py")),
             ),
             Call(
                 "shell",
-                _sh(
+                codex_shell(
                     "python -m pytest -q -p no:cacheprovider && python -m recon.run --file data/settlement_2026-11-30.csv --dry-run --report - | tail -n 3",
                     _RECON,
                 ),
-                _codex_text(
+                codex_text(
                     _pytest(1407, 182, {})
                     + "\n182 passed in 6.71s\n2026-12-07 08:41:52 INFO recon.run summary mismatched_payouts=0 matched=48902 total_payouts=48902 tolerance_minor=5\n2026-12-07 08:41:52 INFO recon.run dry run: no adjustment entries written",
                     seconds=11.3,
@@ -1777,14 +1747,14 @@ G4 = Session(
             "Drafting the adjustment entries in dry-run form so Lindiwe can review them.",
             Call(
                 "shell",
-                _sh(
+                codex_shell(
                     "python -m recon.adjust --since 2026-11-27 --currencies JPY,KRW --dry-run | head -n 92",
                     _RECON,
                 ),
-                _codex_text(
+                codex_text(
                     "adjustment_id        payout_id                 ccy  ledger_minor    corrected_minor  entry\n"
                     + "\n".join(
-                        f"adj_draft_{i:05d}     po_{_hex(random.Random(1410 + i), 20)}  {'JPY' if i % 3 else 'KRW'}  {(v := random.Random(1410 + i).randint(1200, 980000)) * 100:<14}  {v:<15}  DEBIT merchant_payable / CREDIT recon_suspense"
+                        f"adj_draft_{i:05d}     po_{short_hash(random.Random(1410 + i), 20)}  {'JPY' if i % 3 else 'KRW'}  {(v := random.Random(1410 + i).randint(1200, 980000)) * 100:<14}  {v:<15}  DEBIT merchant_payable / CREDIT recon_suspense"
                         for i in range(90)
                     )
                     + "\n... 1227 more\nDRY RUN: 1317 adjustment entries drafted, none written",
@@ -1832,10 +1802,10 @@ def _cat_indices(seed: int) -> str:
     for name in names:
         docs = rng.randint(90_000, 26_000_000)
         lines.append(
-            f"green  open   {name:<36} {_hex(rng, 22)} {rng.choice([1, 3, 5, 10, 12]):>3} {rng.choice([1, 2]):>3} {docs:>10} {rng.randint(0, docs // 20):>12} {rng.randint(1, 480)}.{rng.randint(1, 9)}gb {rng.randint(1, 240)}.{rng.randint(1, 9)}gb"
+            f"green  open   {name:<36} {short_hash(rng, 22)} {rng.choice([1, 3, 5, 10, 12]):>3} {rng.choice([1, 2]):>3} {docs:>10} {rng.randint(0, docs // 20):>12} {rng.randint(1, 480)}.{rng.randint(1, 9)}gb {rng.randint(1, 240)}.{rng.randint(1, 9)}gb"
         )
     planted = "green  open   products_v7                          Qm3xT0cbR2qL8vYk1NwE4A  10   2   18734412      2201937    412.6gb        137.5gb"
-    return lines[0] + "\n" + _bury(lines[1:], {0.52: planted})
+    return lines[0] + "\n" + bury(lines[1:], {0.52: planted})
 
 
 def _mapping_v7() -> str:
@@ -2030,7 +2000,7 @@ G5 = Session(
             Call(
                 "Read",
                 {"file_path": "/srv/search/search/mappings/products_v7.json"},
-                _numbered(_mapping_v7()),
+                numbered(_mapping_v7()),
             ),
         ),
         U(
@@ -2059,7 +2029,7 @@ G5 = Session(
             Call(
                 "Read",
                 {"file_path": "/srv/search/search/reindex/run_reindex.py"},
-                _numbered(
+                numbered(
                     _py_search(1502, 18)
                     + "\ndef start(client: OpenSearch, source: str, dest: str, rps: float) -> str:\n    resp = client.reindex(\n        body={'source': {'index': source, 'size': 1000}, 'dest': {'index': dest, 'op_type': 'create'}},\n        wait_for_completion=False,\n        requests_per_second=rps,\n        slices='auto',\n    )\n    return resp['task']\n\n\ndef main() -> None:\n    parser = argparse.ArgumentParser()\n    parser.add_argument('--source', required=True)\n    parser.add_argument('--dest', required=True)\n    parser.add_argument('--rps', type=float, default=-1)\n    args = parser.parse_args()\n    print(start(client_from_env(), args.source, args.dest, args.rps))\n"
                 ),
@@ -2077,7 +2047,7 @@ G5 = Session(
                     "old_string": "    parser.add_argument('--rps', type=float, default=-1)",
                     "new_string": "    parser.add_argument('--rps', type=float, required=True)  # live cluster: always throttled",
                 },
-                _edited(
+                edited(
                     "/srv/search/search/reindex/run_reindex.py",
                     "    parser.add_argument('--source', required=True)\n    parser.add_argument('--dest', required=True)\n    parser.add_argument('--rps', type=float, required=True)  # live cluster: always throttled\n    args = parser.parse_args()",
                     88,
@@ -2136,7 +2106,7 @@ G5 = Session(
                     "old_string": '"weight_g": {\n            "type": "integer"\n          }',
                     "new_string": '"weight_g": {\n            "type": "scaled_float",\n            "scaling_factor": 10\n          }',
                 },
-                _edited(
+                edited(
                     "/srv/search/search/mappings/products_v8.json",
                     '        "properties": {\n          "weight_g": {\n            "type": "scaled_float",\n            "scaling_factor": 10\n          },\n          "height_mm": {\n            "type": "integer"\n          },',
                     98,

@@ -16,32 +16,33 @@ from __future__ import annotations
 import json
 import random
 
-from tests.perf.quality.script import A, Call, Fact, Session, U, chatter
+from tests.perf.quality.script import (
+    A,
+    Call,
+    Fact,
+    Session,
+    U,
+    bury,
+    chatter,
+    codex_json,
+    codex_patch,
+    codex_patched,
+    codex_shell,
+    codex_text,
+    edited,
+    numbered,
+    short_hash,
+)
 
 # -- shared shapes -----------------------------------------------------------------------------
 
 
-def _bury(lines: list[str], planted: dict[float, str]) -> str:
-    """The lines, with each planted text at its fraction of the way through."""
-    out = list(lines)
-    for where, text in sorted(planted.items(), reverse=True):
-        out.insert(int(len(lines) * where), text)
-    return "\n".join(out)
+def _codex_json(output: str, code: int = 0, seconds: float = 2.1) -> str:
+    return codex_json(output, code, seconds)
 
 
-def _hex(rng: random.Random, n: int = 7) -> str:
-    return "".join(rng.choice("0123456789abcdef") for _ in range(n))
-
-
-def _numbered(text: str, start: int = 1) -> str:
-    return "\n".join(f"{i:6d}\t{line}" for i, line in enumerate(text.splitlines(), start))
-
-
-def _edited(path: str, snippet: str, start: int) -> str:
-    return (
-        f"The file {path} has been updated. Here's the result of running `cat -n` on a snippet "
-        f"of the edited file:\n{_numbered(snippet, start)}"
-    )
+def _codex_text(output: str, code: int = 0, seconds: float = 2.1) -> str:
+    return codex_text(output, code, seconds)
 
 
 def _git_log(
@@ -52,33 +53,8 @@ def _git_log(
     for i in range(count):
         day = 30 - i * 29 // count
         subject = rng.choice(subjects).format(n=rng.randint(2, 3900))
-        lines.append(f"{_hex(rng)} 2026-11-{day:02d} {rng.choice(authors):<18} {subject}")
-    return _bury(lines, planted)
-
-
-def _codex_json(output: str, code: int = 0, seconds: float = 2.1) -> str:
-    return json.dumps(
-        {"output": output, "metadata": {"exit_code": code, "duration_seconds": seconds}}
-    )
-
-
-def _codex_text(output: str, code: int = 0, seconds: float = 2.1) -> str:
-    return f"Exit code: {code}\nWall time: {seconds} seconds\nOutput:\n{output}"
-
-
-def _sh(command: str, workdir: str) -> dict[str, object]:
-    return {"command": ["bash", "-lc", command], "workdir": workdir}
-
-
-def _patch(path: str, old: str, new: str, context: str = "") -> dict[str, object]:
-    body = f"*** Begin Patch\n*** Update File: {path}\n@@ {context}\n"
-    body += "".join(f"-{line}\n" for line in old.splitlines())
-    body += "".join(f"+{line}\n" for line in new.splitlines())
-    return {"input": body + "*** End Patch"}
-
-
-def _patched(*paths: str) -> str:
-    return "Success. Updated the following files:\n" + "\n".join(f"M {p}" for p in paths)
+        lines.append(f"{short_hash(rng)} 2026-11-{day:02d} {rng.choice(authors):<18} {subject}")
+    return bury(lines, planted)
 
 
 def _pytest(seed: int, count: int, modules: list[str], planted: dict[float, str], tail: str) -> str:
@@ -90,7 +66,7 @@ def _pytest(seed: int, count: int, modules: list[str], planted: dict[float, str]
         lines.append(
             f"{rng.choice(modules)}::test_{rng.choice(words)}_{rng.choice(objs)}_{i} PASSED{' ' * 6}[{100 * (i + 1) // count:3d}%]"
         )
-    return _bury(lines, planted) + "\n" + tail
+    return bury(lines, planted) + "\n" + tail
 
 
 # -- h1: Postgres bloat ------------------------------------------------------------------------
@@ -234,7 +210,7 @@ def _pg_log(seed: int, count: int, planted: dict[float, str]) -> str:
             lines.append(
                 f"{ts} [{pid}] LOG:  checkpoint complete: wrote {rng.randint(1000, 90000)} buffers ({rng.randint(1, 30)}.{rng.randint(0, 9)}%); 0 WAL file(s) added, {rng.randint(0, 40)} removed, {rng.randint(0, 40)} recycled; write={rng.randint(10, 270)}.{rng.randint(100, 999)} s"
             )
-    return _bury(lines, planted)
+    return bury(lines, planted)
 
 
 def _pg_slots(seed: int) -> str:
@@ -254,7 +230,7 @@ def _pg_slots(seed: int) -> str:
         "logical_audit",
     ]
     for name in names:
-        lsn = f"{rng.choice(['5C0', '5C1', '5BF'])}/{_hex(rng, 8).upper()}"
+        lsn = f"{rng.choice(['5C0', '5C1', '5BF'])}/{short_hash(rng, 8).upper()}"
         active, cxmin, status = "t", str(rng.randint(889_000_000, 889_900_000)), "reserved"
         if name == "debezium_analytics":
             lsn, active, cxmin, status = "4F1/9B22D0C8", "f", "861203101", "extended"
@@ -299,7 +275,7 @@ H1 = Session(
                 {
                     "file_path": "/srv/shipping-db/ansible/roles/postgres-tuning/templates/postgresql.conf.j2"
                 },
-                _numbered(_pg_conf(2102)),
+                numbered(_pg_conf(2102)),
             ),
         ),
         A(
@@ -421,7 +397,7 @@ H1 = Session(
                 {
                     "file_path": "/srv/shipping-db/ansible/roles/postgres-tuning/files/conf.d/autovacuum.conf"
                 },
-                _numbered(
+                numbered(
                     "# autovacuum overrides for the shipping cluster\nautovacuum_max_workers = 3\nautovacuum_naptime = 1min\nautovacuum_vacuum_cost_limit = 200\n"
                 ),
             ),
@@ -432,7 +408,7 @@ H1 = Session(
                     "old_string": "autovacuum_max_workers = 3\nautovacuum_naptime = 1min\nautovacuum_vacuum_cost_limit = 200",
                     "new_string": "autovacuum_max_workers = 6\nautovacuum_naptime = 30s\nautovacuum_vacuum_cost_limit = 1200\nidle_in_transaction_session_timeout = '15min'",
                 },
-                _edited(
+                edited(
                     "/srv/shipping-db/ansible/roles/postgres-tuning/files/conf.d/autovacuum.conf",
                     "# autovacuum overrides for the shipping cluster\nautovacuum_max_workers = 6\nautovacuum_naptime = 30s\nautovacuum_vacuum_cost_limit = 1200\nidle_in_transaction_session_timeout = '15min'",
                     1,
@@ -588,7 +564,7 @@ def _gradle_log(seed: int, count: int, planted: dict[float, str]) -> str:
             lines.append(
                 f"Note: {_RN_DIR}/node_modules/{m}/android/src/main/java/com/{m.replace('-', '')}/{rng.choice(['Module', 'Package'])}.java uses or overrides a deprecated API."
             )
-    return _bury(lines, planted)
+    return bury(lines, planted)
 
 
 def _pod_install(seed: int, planted: dict[float, str]) -> str:
@@ -625,7 +601,7 @@ def _pod_install(seed: int, planted: dict[float, str]) -> str:
         lines.append(
             f"{rng.choice(['Installing', 'Using', 'Downloading dependencies', 'Generating'])} {p} ({rng.randint(0, 12)}.{rng.randint(0, 40)}.{rng.randint(0, 9)})"
         )
-    return _bury(lines, planted)
+    return bury(lines, planted)
 
 
 _JEST_CONSOLE = [
@@ -666,7 +642,7 @@ def _jest(seed: int, planted: dict[float, str]) -> str:
             lines.append(
                 f"  ✓ {rng.choice(['renders', 'updates', 'persists', 'decodes', 'rejects', 'formats'])} {rng.choice(['empty state', 'battery level', 'firmware version', 'metric units', 'long names', 'stale packets'])} ({rng.randint(2, 240)} ms)"
             )
-    return _bury(lines, planted)
+    return bury(lines, planted)
 
 
 def _rn_package_json() -> str:
@@ -755,7 +731,7 @@ H2 = Session(
             "Building Android first to get the actual error.",
             Call(
                 "shell",
-                _sh(
+                codex_shell(
                     "cd android && ./gradlew :app:assembleDevDebug --console=plain 2>&1 | tail -n 260",
                     _RN_DIR,
                 ),
@@ -774,7 +750,7 @@ H2 = Session(
             ),
             Call(
                 "shell",
-                _sh("cat package.json android/app/build.gradle", _RN_DIR),
+                codex_shell("cat package.json android/app/build.gradle", _RN_DIR),
                 _codex_json(_rn_package_json() + "\n" + _app_gradle(2202)),
             ),
         ),
@@ -782,7 +758,7 @@ H2 = Session(
             "Finding which module drags in the old jdk8 stdlib.",
             Call(
                 "shell",
-                _sh(
+                codex_shell(
                     "cd android && ./gradlew :app:dependencies --configuration devDebugRuntimeClasspath 2>&1 | grep -n -B2 -A2 'kotlin-stdlib' | head -200",
                     _RN_DIR,
                 ),
@@ -796,7 +772,7 @@ H2 = Session(
             ),
             Call(
                 "shell",
-                _sh("cat node_modules/react-native-ble-plx/android/build.gradle", _RN_DIR),
+                codex_shell("cat node_modules/react-native-ble-plx/android/build.gradle", _RN_DIR),
                 _codex_text(
                     "buildscript {\n    ext.kotlin_version = '1.7.10'\n    repositories { google(); mavenCentral() }\n    dependencies {\n        classpath 'com.android.tools.build:gradle:7.2.2'\n        classpath \"org.jetbrains.kotlin:kotlin-gradle-plugin:$kotlin_version\"\n    }\n}\n\napply plugin: 'com.android.library'\napply plugin: 'kotlin-android'\n\nandroid {\n    compileSdkVersion 33\n    defaultConfig { minSdkVersion 23 }\n}\n\ndependencies {\n    implementation \"com.facebook.react:react-native:+\"\n    implementation \"com.polidea.rxandroidble2:rxandroidble:1.17.2\"\n    implementation \"org.jetbrains.kotlin:kotlin-stdlib-jdk8:$kotlin_version\"\n}\n"
                 ),
@@ -816,27 +792,27 @@ H2 = Session(
             "Patching the app Gradle file and the root minSdkVersion.",
             Call(
                 "apply_patch",
-                _patch(
+                codex_patch(
                     "android/app/build.gradle",
                     '    implementation("com.facebook.react:react-android")',
                     '    implementation(platform("org.jetbrains.kotlin:kotlin-bom:1.9.24"))\n    implementation("com.facebook.react:react-android")',
                     "dependencies {",
                 ),
-                _patched("android/app/build.gradle"),
+                codex_patched("android/app/build.gradle"),
             ),
             Call(
                 "apply_patch",
-                _patch(
+                codex_patch(
                     "android/build.gradle",
                     "        minSdkVersion = 23",
                     "        minSdkVersion = 24",
                     "ext {",
                 ),
-                _patched("android/build.gradle"),
+                codex_patched("android/build.gradle"),
             ),
             Call(
                 "shell",
-                _sh(
+                codex_shell(
                     "sed -i \"s/ext.kotlin_version = '1.7.10'/ext.kotlin_version = '1.9.24'/\" node_modules/react-native-ble-plx/android/build.gradle && npx patch-package react-native-ble-plx",
                     _RN_DIR,
                 ),
@@ -849,7 +825,7 @@ H2 = Session(
             "Rebuilding Android.",
             Call(
                 "shell",
-                _sh(
+                codex_shell(
                     "cd android && ./gradlew clean :app:assembleDevDebug --console=plain 2>&1 | tail -n 200",
                     _RN_DIR,
                 ),
@@ -874,7 +850,7 @@ H2 = Session(
             "Keeping reanimated at ~3.16.3. Running pod install.",
             Call(
                 "shell",
-                _sh(
+                codex_shell(
                     "cd ios && RCT_NEW_ARCH_ENABLED=0 bundle exec pod install 2>&1 | tail -n 170",
                     _RN_DIR,
                 ),
@@ -891,7 +867,7 @@ H2 = Session(
             ),
             Call(
                 "shell",
-                _sh(
+                codex_shell(
                     "head -60 ios/Podfile && grep -n 'hermes-engine\\|IPHONEOS_DEPLOYMENT_TARGET' ios/Podfile.lock ios/Tandem.xcodeproj/project.pbxproj | head -40",
                     _RN_DIR,
                 ),
@@ -909,16 +885,16 @@ H2 = Session(
             "RN 0.76 needs iOS 15.1 as the deployment target and the lockfile still pins the 0.74.5 Hermes. Raising the platform line and updating just hermes-engine.",
             Call(
                 "apply_patch",
-                _patch(
+                codex_patch(
                     "ios/Podfile",
                     "platform :ios, '13.4'",
                     "platform :ios, min_ios_version_supported",
                 ),
-                _patched("ios/Podfile"),
+                codex_patched("ios/Podfile"),
             ),
             Call(
                 "shell",
-                _sh(
+                codex_shell(
                     "cd ios && bundle exec pod update hermes-engine --no-repo-update 2>&1 | tail -n 40",
                     _RN_DIR,
                 ),
@@ -933,7 +909,7 @@ H2 = Session(
             "Running the JS tests before calling it done.",
             Call(
                 "shell",
-                _sh("npx jest --ci 2>&1 | tail -n 300", _RN_DIR),
+                codex_shell("npx jest --ci 2>&1 | tail -n 300", _RN_DIR),
                 _codex_json(
                     _jest(
                         2207,
@@ -952,25 +928,27 @@ H2 = Session(
             "Both failures have the same cause: React 18.3's scheduler under RN 0.76 yields with setImmediate, and legacy fake timers don't mock setImmediate, so the retry timer never fires and the test hangs. Switching those two tests to modern fake timers fixes it; the app code is fine.",
             Call(
                 "apply_patch",
-                _patch(
+                codex_patch(
                     "src/screens/Pairing/PairingScreen.test.tsx",
                     "    jest.useFakeTimers({ legacyFakeTimers: true });",
                     "    jest.useFakeTimers();",
                 ),
-                _patched("src/screens/Pairing/PairingScreen.test.tsx"),
+                codex_patched("src/screens/Pairing/PairingScreen.test.tsx"),
             ),
             Call(
                 "apply_patch",
-                _patch(
+                codex_patch(
                     "src/ble/scanner/index.test.tsx",
                     "  jest.useFakeTimers({ legacyFakeTimers: true });",
                     "  jest.useFakeTimers();",
                 ),
-                _patched("src/ble/scanner/index.test.tsx"),
+                codex_patched("src/ble/scanner/index.test.tsx"),
             ),
             Call(
                 "shell",
-                _sh("npx jest --ci src/screens/Pairing src/ble/scanner 2>&1 | tail -n 20", _RN_DIR),
+                codex_shell(
+                    "npx jest --ci src/screens/Pairing src/ble/scanner 2>&1 | tail -n 20", _RN_DIR
+                ),
                 _codex_text(
                     "PASS src/screens/Pairing/PairingScreen.test.tsx\nPASS src/ble/scanner/index.test.tsx\n\nTest Suites: 2 passed, 2 total\nTests:       9 passed, 9 total\nTime:        6.118 s"
                 ),
@@ -981,7 +959,7 @@ H2 = Session(
             "Partly: the clean build compiles the native New Architecture code for all four ABIs. Checking the history for CI changes.",
             Call(
                 "shell",
-                _sh(
+                codex_shell(
                     "git log --since=2026-11-01 --format='%h %ad %an %s' --date=short | head -140",
                     _RN_DIR,
                 ),
@@ -1038,7 +1016,7 @@ def _headers(seed: int, count: int, planted: dict[float, str]) -> str:
             f"x-served-by: cache-{rng.choice(['fra', 'ams', 'lhr', 'cdg'])}-e{rng.randint(1000, 9999)}-{rng.choice(['FRA', 'AMS', 'LHR', 'CDG'])}\n"
             f"x-cache: {hit}\nage: {rng.randint(0, 86000)}\nx-price-version: {rng.randint(1_700_000, 1_799_999)}"
         )
-    return _bury(blocks, planted)
+    return bury(blocks, planted)
 
 
 _PURGE_ERRORS = [
@@ -1080,7 +1058,7 @@ def _purge_log(seed: int, count: int, planted: dict[float, str]) -> str:
             lines.append(
                 f"{ts} INFO purge_worker.consumer batch done: {rng.randint(50, 500)} messages, {rng.randint(50, 500)} keys, lag={rng.randint(0, 900)}s"
             )
-    return _bury(lines, planted)
+    return bury(lines, planted)
 
 
 def _py_module(seed: int, count: int, prefix: str) -> str:
@@ -1181,12 +1159,12 @@ H3 = Session(
             Call(
                 "Read",
                 {"file_path": f"{_CDN_DIR}/edge/purge_worker/client.py"},
-                _numbered(_CDN_CLIENT + "\n\n" + _py_module(2303, 16, "client")),
+                numbered(_CDN_CLIENT + "\n\n" + _py_module(2303, 16, "client")),
             ),
             Call(
                 "Read",
                 {"file_path": f"{_CDN_DIR}/edge/purge_worker/settings.py"},
-                _numbered(
+                numbered(
                     "\n".join(
                         f"{k}_{i} = {random.Random(2304 + i).choice(['True', 'False', '30', '120', '0.5', repr('eu-central')])}"
                         for i, k in enumerate(
@@ -1260,7 +1238,7 @@ H3 = Session(
                     "old_string": '    def purge_key(self, key: str) -> str:\n        headers = {"Fastly-Soft-Purge": "1"} if self._soft else {}\n        resp = self._http.post(f"/service/{self._service}/purge/{quote(key, safe=\'\')}", headers=headers)\n        resp.raise_for_status()\n        return resp.json()["id"]',
                     "new_string": '    def purge_keys(self, keys: list[str]) -> dict[str, str]:\n        """Batch purge; keys go in the body verbatim (a URL would encode their colons)."""\n        headers = {"Fastly-Soft-Purge": "1"} if self._soft else {}\n        ids: dict[str, str] = {}\n        for start in range(0, len(keys), MAX_KEYS_PER_CALL):\n            chunk = keys[start : start + MAX_KEYS_PER_CALL]\n            resp = self._http.post(f"/service/{self._service}/purge", json={"surrogate_keys": chunk}, headers=headers)\n            resp.raise_for_status()\n            ids.update(resp.json())\n        return ids',
                 },
-                _edited(
+                edited(
                     f"{_CDN_DIR}/edge/purge_worker/client.py",
                     '    def purge_keys(self, keys: list[str]) -> dict[str, str]:\n        """Batch purge; keys go in the body verbatim (a URL would encode their colons)."""\n        headers = {"Fastly-Soft-Purge": "1"} if self._soft else {}\n        ids: dict[str, str] = {}\n        for start in range(0, len(keys), MAX_KEYS_PER_CALL):\n            chunk = keys[start : start + MAX_KEYS_PER_CALL]',
                     19,
@@ -1273,7 +1251,7 @@ H3 = Session(
                     "old_string": 'API = "https://api.fastly.com"',
                     "new_string": 'API = "https://api.fastly.com"\nMAX_KEYS_PER_CALL = 128  # our contract, below the public 256',
                 },
-                _edited(
+                edited(
                     f"{_CDN_DIR}/edge/purge_worker/client.py",
                     'API = "https://api.fastly.com"\nMAX_KEYS_PER_CALL = 128  # our contract, below the public 256',
                     10,
@@ -1282,7 +1260,7 @@ H3 = Session(
             Call(
                 "Read",
                 {"file_path": f"{_CDN_DIR}/edge/purge_worker/consumer.py"},
-                _numbered(
+                numbered(
                     "from edge.purge_worker.client import PurgeClient\n\n"
                     + _py_module(2307, 22, "consumer")
                     + "\ndef handle(batch, client: PurgeClient) -> None:\n    for message in batch:\n        client.purge_key(f\"sku:{message['sku']}\")\n"
@@ -1295,7 +1273,7 @@ H3 = Session(
                     "old_string": "    for message in batch:\n        client.purge_key(f\"sku:{message['sku']}\")",
                     "new_string": "    client.purge_keys(sorted({f\"sku:{message['sku']}\" for message in batch}))",
                 },
-                _edited(
+                edited(
                     f"{_CDN_DIR}/edge/purge_worker/consumer.py",
                     "def handle(batch, client: PurgeClient) -> None:\n    client.purge_keys(sorted({f\"sku:{message['sku']}\" for message in batch}))",
                     136,
@@ -1345,7 +1323,7 @@ H3 = Session(
                     "old_string": "    assert client.purge_key.call_count == 2",
                     "new_string": "    client.purge_keys.assert_called_once_with(['sku:1', 'sku:2'])",
                 },
-                _edited(
+                edited(
                     f"{_CDN_DIR}/tests/purge_worker/test_consumer.py",
                     "    client.purge_keys.assert_called_once_with(['sku:1', 'sku:2'])",
                     31,
@@ -1368,7 +1346,7 @@ H3 = Session(
             Call(
                 "Read",
                 {"file_path": f"{_CDN_DIR}/origin/app/middleware/cache_headers.py"},
-                _numbered(
+                numbered(
                     _py_module(2309, 12, "headers")
                     + "\nPDP_S_MAXAGE = 86400\nPLP_S_MAXAGE = 3600\n"
                 ),
@@ -1380,7 +1358,7 @@ H3 = Session(
                     "old_string": "PDP_S_MAXAGE = 86400",
                     "new_string": "PDP_S_MAXAGE = 21600  # 6 hours: bounds how long a missed purge can show a stale price",
                 },
-                _edited(
+                edited(
                     f"{_CDN_DIR}/origin/app/middleware/cache_headers.py",
                     "PDP_S_MAXAGE = 21600  # 6 hours: bounds how long a missed purge can show a stale price\nPLP_S_MAXAGE = 3600",
                     74,
@@ -1464,7 +1442,7 @@ def _syslog(seed: int, count: int, host: str, planted: dict[float, str]) -> str:
             lines.append(
                 f"{ts} {host} ledger-snapshot[{pid}]: WARNING snapshot took {rng.randint(200, 900)}s, longer than {rng.choice([180, 300])}s budget"
             )
-    return _bury(lines, planted)
+    return bury(lines, planted)
 
 
 def _jobs_table(seed: int, count: int) -> str:
@@ -1537,7 +1515,7 @@ H4 = Session(
             "Counting duplicate reminders per day and listing the job runs in the cluster.",
             Call(
                 "shell",
-                _sh(
+                codex_shell(
                     'psql "$BILLING_RO_DSN" -c "SELECT date(sent_at) AS day, count(*) AS reminders_sent, count(DISTINCT invoice_id) AS distinct_invoices, count(*) - count(DISTINCT invoice_id) AS duplicates FROM reminder_sends WHERE sent_at > now() - interval \'60 days\' GROUP BY 1 ORDER BY 1"',
                     _CRON_DIR,
                 ),
@@ -1545,7 +1523,7 @@ H4 = Session(
             ),
             Call(
                 "shell",
-                _sh(
+                codex_shell(
                     "kubectl -n billing get jobs --sort-by=.metadata.creationTimestamp | tail -n 120",
                     _CRON_DIR,
                 ),
@@ -1556,7 +1534,7 @@ H4 = Session(
             "Duplicates start on Nov 7 and never stop, and the CronJob itself only creates one Job per day. Something else is also running the reminders. Checking the old batch VMs' cron logs.",
             Call(
                 "shell",
-                _sh(
+                codex_shell(
                     "for h in batch-01 batch-02 batch-03; do ssh $h 'sudo grep CRON /var/log/syslog | tail -n 90'; done",
                     _CRON_DIR,
                 ),
@@ -1580,7 +1558,7 @@ H4 = Session(
             ),
             Call(
                 "shell",
-                _sh(
+                codex_shell(
                     "ssh batch-02 'ls -la /etc/cron.d/ && cat /etc/cron.d/dunning && sudo tail -n 60 /var/log/dunning/reminders.log'",
                     _CRON_DIR,
                 ),
@@ -1605,7 +1583,7 @@ H4 = Session(
             "Removing the VM cron entry now, then the guard. For the guard I'll take a Postgres advisory lock (pg_try_advisory_lock) at the start of the run rather than a Redis lock: the job already holds a Postgres connection for its whole run, and the lock is released automatically if the process dies, whereas a Redis lock with a TTL can expire in the middle of a long run and let a second runner in.",
             Call(
                 "shell",
-                _sh(
+                codex_shell(
                     "ssh batch-02 'sudo mv /etc/cron.d/dunning /root/dunning.cron.disabled && ls /etc/cron.d'",
                     _CRON_DIR,
                 ),
@@ -1613,7 +1591,7 @@ H4 = Session(
             ),
             Call(
                 "shell",
-                _sh("cat dunning/run_reminders.py dunning/db.py", _CRON_DIR),
+                codex_shell("cat dunning/run_reminders.py dunning/db.py", _CRON_DIR),
                 _codex_json(
                     "from dunning.db import connect\nfrom dunning.mailer import send\n\n\ndef main() -> None:\n    with connect() as conn:\n        for invoice in due_invoices(conn):\n            send(invoice)\n            record_send(conn, invoice)\n\n"
                     + _py_module(2407, 18, "dunning")
@@ -1632,17 +1610,17 @@ H4 = Session(
             ),
             Call(
                 "apply_patch",
-                _patch(
+                codex_patch(
                     "dunning/run_reminders.py",
                     "    with connect() as conn:\n        for invoice in due_invoices(conn):",
                     "    with connect() as conn, single_runner(conn) as got:\n        if not got:\n            log.warning('another runner holds the dunning lock; exiting')\n            return\n        for invoice in due_invoices(conn, not_reminded_since=today()):",
                     "def main() -> None:",
                 ),
-                _patched("dunning/run_reminders.py"),
+                codex_patched("dunning/run_reminders.py"),
             ),
             Call(
                 "shell",
-                _sh("python -m pytest -q tests 2>&1 | tail -n 230", _CRON_DIR),
+                codex_shell("python -m pytest -q tests 2>&1 | tail -n 230", _CRON_DIR),
                 _codex_text(
                     _pytest(
                         2408,
@@ -1665,17 +1643,17 @@ H4 = Session(
             "The lock test fails because the job connects through PgBouncer in transaction pooling mode: a session-level advisory lock taken on one server connection is invisible to the next statement, which may run on another. The job has to connect directly to Postgres for the lock. Pointing the lock at BILLING_DIRECT_DSN.",
             Call(
                 "apply_patch",
-                _patch(
+                codex_patch(
                     "dunning/db.py",
                     "    return psycopg.connect(os.environ['BILLING_DSN'], autocommit=True)",
                     "    # advisory locks are per session: PgBouncer's transaction pooling would drop them\n    return psycopg.connect(os.environ['BILLING_DIRECT_DSN'], autocommit=True)",
                     "def connect():",
                 ),
-                _patched("dunning/db.py"),
+                codex_patched("dunning/db.py"),
             ),
             Call(
                 "shell",
-                _sh(
+                codex_shell(
                     "python -m pytest -q tests/test_lock.py tests/test_due_invoices.py 2>&1 | tail -n 5",
                     _CRON_DIR,
                 ),
@@ -1691,18 +1669,18 @@ H4 = Session(
             "Updating the CronJob: schedule 07:15 Berlin, concurrencyPolicy Forbid, and a start deadline.",
             Call(
                 "shell",
-                _sh("cat deploy/k8s/cronjobs/dunning-reminders.yaml", _CRON_DIR),
+                codex_shell("cat deploy/k8s/cronjobs/dunning-reminders.yaml", _CRON_DIR),
                 _codex_text(_CRONJOB_YAML),
             ),
             Call(
                 "apply_patch",
-                _patch(
+                codex_patch(
                     "deploy/k8s/cronjobs/dunning-reminders.yaml",
                     '  schedule: "0 6 * * *"\n  timeZone: "Europe/Berlin"\n  concurrencyPolicy: Allow\n  startingDeadlineSeconds: 3600',
                     '  schedule: "15 7 * * *"\n  timeZone: "Europe/Berlin"\n  concurrencyPolicy: Forbid\n  startingDeadlineSeconds: 600',
                     "spec:",
                 ),
-                _patched("deploy/k8s/cronjobs/dunning-reminders.yaml"),
+                codex_patched("deploy/k8s/cronjobs/dunning-reminders.yaml"),
             ),
         ),
         U(
@@ -1712,16 +1690,16 @@ H4 = Session(
             "Setting startingDeadlineSeconds to 200.",
             Call(
                 "apply_patch",
-                _patch(
+                codex_patch(
                     "deploy/k8s/cronjobs/dunning-reminders.yaml",
                     "  startingDeadlineSeconds: 600",
                     "  startingDeadlineSeconds: 200",
                 ),
-                _patched("deploy/k8s/cronjobs/dunning-reminders.yaml"),
+                codex_patched("deploy/k8s/cronjobs/dunning-reminders.yaml"),
             ),
             Call(
                 "shell",
-                _sh(
+                codex_shell(
                     "kubectl -n billing diff -f deploy/k8s/cronjobs/dunning-reminders.yaml; kubectl -n billing get events --field-selector involvedObject.kind=CronJob | tail -n 80",
                     _CRON_DIR,
                 ),
@@ -1743,7 +1721,7 @@ H4 = Session(
             "Noted. Checking the rest of the repo history for the migration commit, for the incident note.",
             Call(
                 "shell",
-                _sh(
+                codex_shell(
                     "git log --since=2026-10-01 --format='%h %ad %an %s' --date=short | head -150",
                     _CRON_DIR,
                 ),
@@ -1856,7 +1834,7 @@ def _pprof_top(seed: int, count: int, planted: dict[float, str]) -> str:
         lines.append(
             f"  {flat:8.2f}MB {flat / 17.7:5.2f}% {rng.uniform(10, 96):6.2f}%  {flat * rng.uniform(1, 4):8.2f}MB {rng.uniform(0.1, 30):5.2f}%  {rng.choice(funcs)}"
         )
-    return _bury(lines, planted)
+    return bury(lines, planted)
 
 
 def _goroutines(seed: int, planted: dict[float, str]) -> str:
@@ -1880,14 +1858,14 @@ def _goroutines(seed: int, planted: dict[float, str]) -> str:
     for _ in range(70):
         a, b, where = rng.choice(stacks)
         lines.append(
-            f"{rng.randint(1, 40)} @ 0x{_hex(rng, 6)} 0x{_hex(rng, 6)} 0x{_hex(rng, 6)} 0x{_hex(rng, 6)}"
+            f"{rng.randint(1, 40)} @ 0x{short_hash(rng, 6)} 0x{short_hash(rng, 6)} 0x{short_hash(rng, 6)} 0x{short_hash(rng, 6)}"
         )
         lines.append(
-            f"#\t0x{_hex(rng, 6)}\t{a}+0x{_hex(rng, 2)}\t/usr/local/go/src/runtime/proc.go:{rng.randint(380, 440)}"
+            f"#\t0x{short_hash(rng, 6)}\t{a}+0x{short_hash(rng, 2)}\t/usr/local/go/src/runtime/proc.go:{rng.randint(380, 440)}"
         )
-        lines.append(f"#\t0x{_hex(rng, 6)}\t{b}+0x{_hex(rng, 3)}\t{where}")
+        lines.append(f"#\t0x{short_hash(rng, 6)}\t{b}+0x{short_hash(rng, 3)}\t{where}")
         lines.append("")
-    return _bury(lines, planted)
+    return bury(lines, planted)
 
 
 def _go_source(seed: int, count: int, pkg: str) -> str:
@@ -1966,7 +1944,7 @@ def _go_test(seed: int, planted: dict[float, str], tail: str) -> str:
         lines.append(
             f"--- PASS: {rng.choice(['TestAccumulatorFlush', 'TestValidatorReject', 'TestRingWrap'])} (0.{rng.randint(0, 99):02d}s)"
         )
-    body = _bury(lines, planted)
+    body = bury(lines, planted)
     oks = "\n".join(f"ok  \tingest-gateway/{p}\t{rng.uniform(0.1, 4):.3f}s" for p in pkgs)
     return body + "\n" + oks + "\n" + tail
 
@@ -1986,7 +1964,7 @@ H5 = Session(
                     "description": "OOM events and gateway logs",
                 },
                 "\n".join(
-                    f"{random.Random(2511 + i).randint(2, 59)}m  Warning  {random.Random(i).choice(['OOMKilling', 'BackOff'])}  pod/ingest-gateway-6f9c8d7b5-{_hex(random.Random(i * 13), 5)}  {random.Random(i * 5).choice(['Memory cgroup out of memory: Killed process 1 (gateway) total-vm:3120448kB, anon-rss:2093120kB', 'Back-off restarting failed container gateway in pod'])}"
+                    f"{random.Random(2511 + i).randint(2, 59)}m  Warning  {random.Random(i).choice(['OOMKilling', 'BackOff'])}  pod/ingest-gateway-6f9c8d7b5-{short_hash(random.Random(i * 13), 5)}  {random.Random(i * 5).choice(['Memory cgroup out of memory: Killed process 1 (gateway) total-vm:3120448kB, anon-rss:2093120kB', 'Back-off restarting failed container gateway in pod'])}"
                     for i in range(24)
                 )
                 + "\n"
@@ -2025,7 +2003,7 @@ H5 = Session(
             Call(
                 "Read",
                 {"file_path": f"{_GO_DIR}/internal/forward/forwarder.go"},
-                _numbered(_FORWARDER + "\n" + _go_source(2503, 10, "forward").split("\n", 8)[8]),
+                numbered(_FORWARDER + "\n" + _go_source(2503, 10, "forward").split("\n", 8)[8]),
             ),
             Call(
                 "Grep",
@@ -2040,7 +2018,7 @@ H5 = Session(
             Call(
                 "Read",
                 {"file_path": f"{_GO_DIR}/internal/batch/accumulator.go"},
-                _numbered(_go_source(2504, 24, "batch")),
+                numbered(_go_source(2504, 24, "batch")),
             ),
         ),
         A(
@@ -2085,7 +2063,7 @@ H5 = Session(
                     "old_string": "\tt.MaxIdleConnsPerHost = 100",
                     "new_string": "\tt.MaxIdleConnsPerHost = 32 // 2 forwarders per pod under the LB's 64 per client IP",
                 },
-                _edited(
+                edited(
                     f"{_GO_DIR}/internal/forward/forwarder.go",
                     "func New(endpoint string, retries int) *Forwarder {\n\tt := http.DefaultTransport.(*http.Transport).Clone()\n\tt.MaxIdleConnsPerHost = 32 // 2 forwarders per pod under the LB's 64 per client IP",
                     17,
@@ -2124,7 +2102,7 @@ H5 = Session(
                     "old_string": "\t\treturn resp.Body.Close()",
                     "new_string": "\t\t_, _ = io.Copy(io.Discard, resp.Body)\n\t\treturn resp.Body.Close()",
                 },
-                _edited(
+                edited(
                     f"{_GO_DIR}/internal/forward/forwarder.go",
                     "\t\t_, _ = io.Copy(io.Discard, resp.Body)\n\t\treturn resp.Body.Close()",
                     41,
@@ -2180,7 +2158,7 @@ H5 = Session(
                 },
                 "rollout \"ingest-gateway\" image updated\nrollout 'ingest-gateway' promoted\nNAME                                CPU(cores)   MEMORY(bytes)\n"
                 + "\n".join(
-                    f"ingest-gateway-{_hex(random.Random(2507 + i), 9)}-{_hex(random.Random(i), 5)}   {random.Random(i * 3).randint(200, 900)}m         {random.Random(i * 7).randint(600, 1900)}Mi"
+                    f"ingest-gateway-{short_hash(random.Random(2507 + i), 9)}-{short_hash(random.Random(i), 5)}   {random.Random(i * 3).randint(200, 900)}m         {random.Random(i * 7).randint(600, 1900)}Mi"
                     for i in range(36)
                 ),
             ),
