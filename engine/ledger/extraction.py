@@ -16,7 +16,18 @@ import re
 import msgspec
 
 from engine.ledger.merge import merge
-from engine.ledger.model import EDITED, ERROR, OUTCOME, RAN, READ, VALUE, WROTE, Entry, make_entry
+from engine.ledger.model import (
+    EDITED,
+    ERROR,
+    OUTCOME,
+    RAN,
+    READ,
+    VALUE,
+    WROTE,
+    Entry,
+    make_entry,
+    shape,
+)
 from engine.ledger.render import split
 from engine.ledger.values import standing_out, values_in, window
 from engine.messages import Message, TextContentBlock, ToolResultContentBlock, ToolUseContentBlock
@@ -35,7 +46,14 @@ _ERROR_LIMIT = 160
 _VALUE_LIMIT = 90
 _VALUES_PER_OUTPUT = 6
 _VALUES_PER_TEXT = 3
-_ERRORS_PER_OUTPUT = 5
+# An output's first few distinct error lines rank as errors; the rest (a compiler's eighth
+# complaint) rank below a failed command, kept while room lasts.
+_ERRORS_PER_OUTPUT = 3
+_MORE_ERRORS_PER_OUTPUT = 10
+_MORE_ERROR_RANK = 76
+# A value read from one of a long output's crowd of like-shaped lines (values.standing_out)
+# ranks this much below its kind: the line that stands out of the crowd goes first.
+CROWD_PENALTY = 20
 _SHORT_OUTPUT = 60
 
 _PATH_KEYS = ("file_path", "notebook_path", "path", "file", "filename", "target_file")
@@ -247,8 +265,24 @@ def _lines(text: str) -> list[str]:
 def _errors(lines: list[str], failed: bool, position: int, *, read: bool) -> list[Entry]:
     """An output's error lines. A file's contents are not errors ("raise ValueError" in a
     source file): a read fails only when the tool says so, and then its first line says why."""
-    found = (lines[:1] if failed else []) if read else error_lines(lines, _ERRORS_PER_OUTPUT)
-    return [make_entry(ERROR, clip(line, _ERROR_LIMIT), position) for line in found]
+    if read:
+        return (
+            [make_entry(ERROR, clip(line, _ERROR_LIMIT), position) for line in lines[:1]]
+            if failed
+            else []
+        )
+    # One line per error (digits aside), its latest instance: the ledger's identity for an
+    # error (model.shape), so the eighth "m7.py:7: error: ..." is the one kept, not the first.
+    latest = {shape(line): i for i, line in enumerate(lines)}
+    distinct = [line for i, line in enumerate(lines) if latest[shape(line)] == i]
+    first = set(error_lines(distinct, _ERRORS_PER_OUTPUT))
+    entries = []
+    for line in error_lines(distinct, _MORE_ERRORS_PER_OUTPUT):
+        entry = make_entry(ERROR, clip(line, _ERROR_LIMIT), position)
+        if line not in first:
+            entry = msgspec.structs.replace(entry, rank=_MORE_ERROR_RANK)
+        entries.append(entry)
+    return entries
 
 
 def _values(lines: list[str], position: int) -> list[Entry]:
@@ -257,6 +291,9 @@ def _values(lines: list[str], position: int) -> list[Entry]:
     output, the lines shaped like no other go first: the one version among forty numeric
     settings, the one commit naming a version in a log."""
     salient = salient_lines(lines)
+    # Shaped like many of the whole output's lines (thirty commits of a log, whatever their
+    # subjects): one of a crowd, though few of its exact template are left among the salient.
+    crowd = {line for line, alone in zip(lines, standing_out(lines), strict=True) if not alone}
     entries: list[tuple[bool, Entry]] = []
     for line, alone in zip(salient, standing_out(salient), strict=True):
         if _COUNT.search(line):  # a test run's totals are its command's outcome
@@ -264,6 +301,9 @@ def _values(lines: list[str], position: int) -> list[Entry]:
         found = values_in(line)
         if found:
             entry = make_entry(VALUE, window(line, found[0], _VALUE_LIMIT), position)
+            alone = alone and line not in crowd
+            if not alone:
+                entry = msgspec.structs.replace(entry, rank=entry.rank - CROWD_PENALTY)
             entries.append((alone, entry))
     ranked = sorted(entries, key=lambda a_e: (not a_e[0], -a_e[1].rank, a_e[1].text))
     best = {id(e) for _, e in ranked[:_VALUES_PER_OUTPUT]}

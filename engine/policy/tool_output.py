@@ -17,7 +17,8 @@ HASH = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
 _ERROR = re.compile(
     r"\b(?:error|errors|exception|traceback|failed|failure|failures|fatal|panic|denied|"
     r"refused|timed out|cannot|can't|unable|not found|no such|invalid|segmentation|abort\w*|"
-    r"conflict|unreachable|killed|oom)\b|\w(?:error|exception|failure)\b"  # ComparisonFailure
+    r"conflict|unreachable|killed|oom|fail)\b|\w(?:error|exception|failure)\b"  # ComparisonFailure
+    r"|^http/[\d.]+ [45]\d\d\b"  # a failed request's status line: HTTP/1.1 503 Service Unavailable
 )
 
 _NO_ERROR = re.compile(

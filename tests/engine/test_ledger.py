@@ -4,6 +4,7 @@ Codex's: what it extracts, how it merges, how it holds to its budget."""
 from __future__ import annotations
 
 import json
+from hashlib import sha1
 
 from engine.ledger import HEADING, Ledger, apply_ledger, extract, ledger_reserve, render, split
 from engine.ledger.model import EDITED, ERROR, RAN, READ, VALUE, WROTE
@@ -370,3 +371,62 @@ def test_a_long_output_with_several_odd_values_keeps_six_of_them() -> None:
     span = session(("Reading it.", [("Read", {"file_path": "/infra/main.tf"}, config, False)]))
     values = " ".join(by_kind(extract(span), VALUE))
     assert all(line in values for line in odd), values
+
+
+def test_a_value_that_stands_out_of_a_long_output_outranks_its_crowd() -> None:
+    # Thirty commits of one shape and one status line: the lag is what the output says, and a
+    # short ledger keeps it before any commit id of the crowd.
+    log = "\n".join(f"{sha1(str(i).encode()).hexdigest()[:7]} Tidy imports" for i in range(30))
+    log += "\nsub_billing | replicating | lag 41 s"
+    span = session(("Status.", [("Bash", {"command": "./status.sh"}, log, False)]))
+    values = [e for e in extract(span) if e.kind == VALUE]
+    lag = next(e for e in values if "lag 41 s" in e.text)
+    crowd = [e for e in values if "Tidy imports" in e.text]
+    assert crowd and all(lag.rank > e.rank for e in crowd)
+
+
+def test_of_one_error_repeated_through_an_output_its_latest_instance_is_kept() -> None:
+    lines = [f'src/m{i}.py:{i}: error: Incompatible types (got "str{i}")' for i in range(8)]
+    output = "\n".join([*lines, "Found 8 errors in 8 files"])
+    span = session(("Types.", [("Bash", {"command": "mypy src"}, output, True)]))
+    errors = by_kind(extract(span), ERROR)
+    assert lines[-1] in errors and lines[0] not in errors
+
+
+def test_every_distinct_error_of_an_output_is_kept_the_first_few_ranked_highest() -> None:
+    words = ["unused import", "line too long", "unused variable", "none comparison"]
+    words += ["redefined name", "bare except", "mutable default"]
+    lines = [f"src/app.py:{i}:1: error: {w}" for i, w in enumerate(words, 1)]
+    span = session(("Lint.", [("Bash", {"command": "ruff check ."}, "\n".join(lines), True)]))
+    errors = [e for e in extract(span) if e.kind == ERROR]
+    assert sorted(e.text for e in errors) == sorted(lines)
+    command = next(e for e in extract(span) if e.kind == RAN)
+    ranks = sorted((e.rank for e in errors), reverse=True)
+    assert ranks[0] > command.rank > ranks[-1]  # the rest go before a command's "→ failed"...
+    assert ranks[-1] > 70  # ...but before a command that merely ran
+
+
+def test_a_failed_http_status_line_and_a_go_test_failure_are_error_lines() -> None:
+    span = session(
+        (
+            "Checking.",
+            [
+                (
+                    "Bash",
+                    {"command": "curl -si localhost/health"},
+                    "HTTP/1.1 503 Service Unavailable\nretry-after: 5",
+                    False,
+                ),
+                (
+                    "Bash",
+                    {"command": "go test ./..."},
+                    "--- FAIL: TestParse (0.00s)\nFAIL\tacme/p\t0.01s",
+                    False,
+                ),
+            ],
+        ),
+    )
+    errors = by_kind(extract(span), ERROR)
+    assert "HTTP/1.1 503 Service Unavailable" in errors
+    assert "--- FAIL: TestParse (0.00s)" in errors
+    assert "go test ./... → failed" in by_kind(extract(span), RAN)
