@@ -430,3 +430,47 @@ def test_a_failed_http_status_line_and_a_go_test_failure_are_error_lines() -> No
     assert "HTTP/1.1 503 Service Unavailable" in errors
     assert "--- FAIL: TestParse (0.00s)" in errors
     assert "go test ./... → failed" in by_kind(extract(span), RAN)
+
+
+def test_commands_that_merely_ran_share_one_line_and_read_back_as_entries() -> None:
+    span = session(
+        (
+            "Looking around.",
+            [
+                ("Bash", {"command": "git status"}, "nothing to commit, working tree clean", False),
+                ("Bash", {"command": "ls src"}, "a.py\nb.py", False),
+                ("Bash", {"command": "pytest -q"}, PYTEST_FAIL, True),
+            ],
+        ),
+    )
+    entries = extract(span)
+    text = render(entries)
+    assert "- ran ok: git status · ls src" in text.split("\n")
+    assert "- ran: pytest -q → 1 failed, 3 passed" in text.split("\n")
+    assert "→ ok" not in text  # said once, by the line's label
+    back = split(f"Prose.\n\n{text}").entries
+    assert sorted(e.text for e in back if e.kind == RAN) == sorted(by_kind(entries, RAN))
+    assert sorted(e.key for e in back) == sorted(e.key for e in entries)
+
+
+def test_room_a_long_entry_leaves_holds_shorter_ones_ranked_below_it() -> None:
+    long_command = "psql -h db -c '" + "select 1; " * 12 + "' && pg_dump --schema-only -f x.sql"
+    span = session(
+        (
+            "Work.",
+            [
+                ("Bash", {"command": "pytest"}, "E   KeyError: 'tenant_id'", True),
+                ("Bash", {"command": long_command}, "", False),
+                ("Read", {"file_path": "src/a.py"}, "pass", False),
+            ],
+        ),
+    )
+    prose = "Goal: find the tenant bug."
+    without_long = render([e for e in extract(span) if not e.text.startswith("psql")], left_out=1)
+    budget = count(f"{prose}\n\n{without_long}")
+    result = apply_ledger(prose, span, None, budget, count)
+    assert count(result.text) <= budget
+    section = split(result.text)
+    assert "src/a.py" in [e.text for e in section.entries]  # below the command, and it fits
+    assert not any(e.text.startswith("psql") for e in section.entries)
+    assert section.left_out == result.dropped == 1
