@@ -474,3 +474,26 @@ def test_room_a_long_entry_leaves_holds_shorter_ones_ranked_below_it() -> None:
     assert "src/a.py" in [e.text for e in section.entries]  # below the command, and it fits
     assert not any(e.text.startswith("psql") for e in section.entries)
     assert section.left_out == result.dropped == 1
+
+
+def test_build_step_errors_and_panics_are_error_lines_and_a_report_heading_is_not() -> None:
+    docker = (
+        '#7 [3/5] RUN npm ci\n#7 ERROR: process "/bin/sh -c npm ci" did not complete: exit code: 1'
+    )
+    panic = "thread 'main' panicked at 'index out of bounds', src/main.rs:4:5"
+    rspec = "Failures:\n\n  1) Order#total sums items\n     Failure/Error: expect(total).to eq(30)"
+    span = session(
+        (
+            "Building.",
+            [
+                ("Bash", {"command": "docker build ."}, docker, False),
+                ("Bash", {"command": "cargo run"}, panic, False),
+                ("Bash", {"command": "rspec"}, rspec, False),
+            ],
+        ),
+    )
+    entries = extract(span)
+    errors = by_kind(entries, ERROR)
+    assert docker.split("\n")[1] in errors
+    assert panic in errors and "cargo run → failed" in by_kind(entries, RAN)
+    assert "Failure/Error: expect(total).to eq(30)" in errors and "Failures:" not in errors
