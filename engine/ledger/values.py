@@ -16,9 +16,26 @@ _VALUE = re.compile(
 )
 _SETTING = re.compile(
     r"^\s*[\"']?([A-Za-z_][\w.\-]{1,40})[\"']?\s*(?:[:=]|->)\s*[\"']?"
-    r"(?=[^\s\"',;{}\[\]]*\d)([^\s\"',;{}\[\]]+)[\"']?,?\s*(?:#.*)?$"
+    r"(?=[^\s\"',;{}\[\]()]*\d)([^\s\"',;{}\[\]()]+)[\"']?,?\s*(?:#.*)?$"  # a literal, not a call
 )
 _NUMBER = re.compile(r"(?<![\w.])\d{3,}(?:\.\d+)?(?![\w.])|(?<![\w.])\d+\.\d+(?![\w.])")
+
+
+# A place in a source file, not a value: tests/test_api.py:183, (Foo.java:42), app.py:12: ...
+# (a path with a slash, or a file name followed by its column or a closing parenthesis). Read
+# as blank, so a grep hit (http.py:12:TIMEOUT = 5) still reads as the line it found.
+_LINE_REFERENCE = re.compile(
+    r"(?<![\w:/.\-])(?:\.{0,2}/)?(?:[\w.\-]+/)+[\w.\-]*\.[A-Za-z]\w{0,4}:\d+(?::\d+)?:?"
+    r"|\b[\w\-]+\.[A-Za-z]\w{0,4}:\d+(?::\d+)?(?:(?=\))|:)"
+)
+
+
+def _blank(match: re.Match[str]) -> str:
+    return " " * len(match.group(0))
+
+
+def _readable(line: str) -> str:
+    return _LINE_REFERENCE.sub(_blank, line[:LINE_LIMIT])
 
 
 # A longer line (minified JSON, a base64 blob) is read up to here: values sit early in a line.
@@ -28,7 +45,7 @@ LINE_LIMIT = 400
 def values_in(line: str, *, numbers: bool = True) -> list[str]:
     """The values a line states, most telling kinds first; `numbers`: bare numbers too (of three
     digits or more, or with a decimal point), for prose where "hit rate 0.881" has no unit."""
-    line = line[:LINE_LIMIT]
+    line = _readable(line)
     found: list[str] = []
     setting = _SETTING.match(line)
     if setting:
@@ -72,7 +89,7 @@ def standing_out(lines: list[str]) -> list[bool]:
 
 
 def setting_name(line: str) -> str | None:
-    setting = _SETTING.match(line)
+    setting = _SETTING.match(_readable(line))
     return setting.group(1) if setting else None
 
 

@@ -497,3 +497,20 @@ def test_build_step_errors_and_panics_are_error_lines_and_a_report_heading_is_no
     assert docker.split("\n")[1] in errors
     assert panic in errors and "cargo run → failed" in by_kind(entries, RAN)
     assert "Failure/Error: expect(total).to eq(30)" in errors and "Failures:" not in errors
+
+
+def test_a_place_in_a_source_file_or_a_call_is_not_a_value() -> None:
+    from engine.ledger.model import value_needles
+    from engine.ledger.values import values_in
+
+    # A traceback's "file:line" is not a port, nor a call's argument a setting's value.
+    assert values_in("tests/test_models.py:183: accounts = parse(source, strict=True)") == []
+    assert values_in("at com.acme.Foo.bar(Foo.java:42)") == []
+    assert values_in("response = make_fixture(2)") == []
+    # A grep hit reads as the line it found; a host's port is still a port.
+    assert value_needles("billing_client/http.py:12:DEFAULT_TIMEOUT = 5")[0] == (
+        "DEFAULT_TIMEOUT",
+        "5",
+    )
+    assert values_in("connect to localhost:5432 failed") == ["5432"]
+    assert "8080" in values_in("http://api.local:8080/health")
