@@ -1,7 +1,7 @@
 """Summaries that keep the work: facts and artifacts kept with and without the work ledger.
 
-Each scripted session of a set (A: tuned on; C, E and G: held out) is summarized whole at the spec's
-default budget (compaction_max_summary_tokens, 2,000), by:
+Each scripted session of a set (A, D, F and H: tuned on; B, C, E and G: held out) is summarized
+whole at the spec's default budget (compaction_max_summary_tokens, 2,000), by:
 
 - `local:extractive`, the offline summarizer;
 - a lossy model through the real `anthropic` SDK against the local Messages API server
@@ -17,7 +17,7 @@ each distinct error line a command's output showed (digits aside; the latest ins
 path a call read, wrote or edited. An artifact is kept when its text appears in the summary.
 
     python tests/perf/quality/ledger_bench.py [--json] [--sets ACE] [--max-tokens 2000]
-    python tests/perf/quality/ledger_bench.py --joined --sets ADF  # each set as one long span
+    python tests/perf/quality/ledger_bench.py --joined --sets ADFH  # each set as one long span
 """
 
 from __future__ import annotations
@@ -246,7 +246,7 @@ def run(sets: Sequence[str], max_tokens: int, *, join: bool = False) -> dict[str
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--sets", default="ACE", help="which sets (any of ABCDEFG)")
+    parser.add_argument("--sets", default="ACE", help="which sets (any of ABCDEFGH)")
     parser.add_argument("--max-tokens", type=int, default=MAX_TOKENS)
     parser.add_argument("--joined", action="store_true", help="each set's sessions as one span")
     args = parser.parse_args(argv)

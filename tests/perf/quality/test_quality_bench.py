@@ -8,7 +8,7 @@ import pytest
 
 from engine.messages import Message
 from engine.summarizers.extractive import ExtractiveSummarizer
-from tests.perf.quality.bench import SETS, kept, main, score, summarizer_fn
+from tests.perf.quality.bench import HELD_OUT, SETS, kept, main, score, summarizer_fn
 from tests.perf.quality.ledger_bench import _offline, _score
 from tests.perf.quality.script import KINDS
 
@@ -66,6 +66,16 @@ def test_set_g_plants_every_kind_and_each_fact_is_in_its_own_session() -> None:
     kinds = [fact.kind for session in SETS["G"] for fact in session.facts]
     assert 60 <= len(kinds) <= 75 and set(kinds) == set(KINDS)
     for session in SETS["G"]:
+        whole = "\n".join(m.text() for m in session.build())
+        assert all(kept(whole, fact.needles) for fact in session.facts), session.name
+        assert 20_000 <= len(whole) // 3 <= 35_000, session.name  # long sessions, by len/3
+
+
+def test_set_h_plants_every_kind_and_each_fact_is_in_its_own_session() -> None:
+    kinds = [fact.kind for session in SETS["H"] for fact in session.facts]
+    assert 60 <= len(kinds) <= 75 and set(kinds) == set(KINDS)
+    assert "H" not in HELD_OUT  # a tuning set: its misses may be listed
+    for session in SETS["H"]:
         whole = "\n".join(m.text() for m in session.build())
         assert all(kept(whole, fact.needles) for fact in session.facts), session.name
         assert 20_000 <= len(whole) // 3 <= 35_000, session.name  # long sessions, by len/3
