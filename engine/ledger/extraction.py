@@ -51,6 +51,8 @@ _VALUES_PER_TEXT = 3
 _ERRORS_PER_OUTPUT = 3
 _MORE_ERRORS_PER_OUTPUT = 10
 _MORE_ERROR_RANK = 76
+_DETAILS_PER_OUTPUT = 2
+_DETAIL_SCAN = 4_000  # lines of an output read for details
 # A value read from one of a long output's crowd of like-shaped lines (values.standing_out)
 # ranks this much below its kind: the line that stands out of the crowd goes first.
 CROWD_PENALTY = 20
@@ -157,6 +159,7 @@ def _call(
     if first_line != command.strip() and not shown.endswith("…"):
         shown += " …"
     errors = _errors(lines, failed, position, read=False)
+    errors += _details(output, errors, position)
     outcome = _outcome(lines, exit_code, result, bool(errors))
     return [
         make_entry(RAN, f"{shown}{OUTCOME}{outcome}", position),
@@ -283,6 +286,32 @@ def _errors(lines: list[str], failed: bool, position: int, *, read: bool) -> lis
             entry = msgspec.structs.replace(entry, rank=_MORE_ERROR_RANK)
         entries.append(entry)
     return entries
+
+
+def _details(output: str, errors: list[Entry], position: int) -> list[Entry]:
+    """What an output's error lines go on to say, indented under them: gradle's "> A failure
+    occurred" over "> Duplicate class X found in modules a and b", jest's "FAIL file" over
+    "● Suite › the failing test". The details of the highest-ranked errors first, ranked with
+    an output's further error lines."""
+    rank = {e.text: e.rank for e in errors}
+    found: dict[str, int] = {}  # detail -> its error's rank
+    raw = output.splitlines()[:_DETAIL_SCAN]
+    for index, line in enumerate(raw):
+        parent = rank.get(clip(clean(line), _ERROR_LIMIT)) if line.strip() else None
+        if parent is None:
+            continue
+        after = next((x for x in raw[index + 1 : index + 3] if x.strip()), "")
+        indent = len(line) - len(line.lstrip())
+        detail = clip(clean(after), _ERROR_LIMIT)
+        if len(after) - len(after.lstrip()) <= indent or len(detail) < 8 or detail in rank:
+            continue
+        found.setdefault(detail, parent)
+    best = sorted(found, key=lambda d: -found[d])[:_DETAILS_PER_OUTPUT]
+    return [
+        msgspec.structs.replace(make_entry(ERROR, detail, position), rank=_MORE_ERROR_RANK)
+        for detail in found
+        if detail in best
+    ]
 
 
 def _values(lines: list[str], position: int) -> list[Entry]:

@@ -514,3 +514,32 @@ def test_a_place_in_a_source_file_or_a_call_is_not_a_value() -> None:
     )
     assert values_in("connect to localhost:5432 failed") == ["5432"]
     assert "8080" in values_in("http://api.local:8080/health")
+
+
+def test_what_an_error_line_says_indented_under_it_is_kept_with_it() -> None:
+    jest = "\n".join(
+        [
+            "PASS src/a.test.tsx (1.3 s)",
+            "FAIL src/screens/Pairing.test.tsx (12.0 s)",
+            "  ● PairingScreen › shows retry after timeout",
+            "",
+            '    thrown: "Exceeded timeout of 5000 ms for a test."',
+        ]
+    )
+    gradle = "> A failure occurred while executing CheckDuplicatesRunnable\n"
+    gradle += "   > Duplicate class k.Jdk8Kt found in modules stdlib-1.9.24 and stdlib-jdk8-1.7.10"
+    span = session(
+        (
+            "Tests.",
+            [
+                ("Bash", {"command": "npx jest"}, jest, True),
+                ("Bash", {"command": "./gradlew assemble"}, gradle, True),
+            ],
+        ),
+    )
+    errors = {e.text: e.rank for e in extract(span) if e.kind == ERROR}
+    assert "● PairingScreen › shows retry after timeout" in errors
+    detail = "> Duplicate class k.Jdk8Kt found in modules stdlib-1.9.24 and stdlib-jdk8-1.7.10"
+    assert detail in errors
+    # Below the error lines themselves, above a command that merely ran.
+    assert errors["FAIL src/screens/Pairing.test.tsx (12.0 s)"] > errors[detail] > 70
