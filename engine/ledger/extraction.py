@@ -57,6 +57,10 @@ _DETAIL_SCAN = 4_000  # lines of an output read for details
 # ranks this much below its kind: the line that stands out of the crowd goes first.
 CROWD_PENALTY = 20
 _SHORT_OUTPUT = 60
+_TERM = re.compile(r"\b(?=\w*(?:\d|_|[a-z][A-Z]))\w{4,}\b")
+_NAMED_LIMIT = 160  # a named line is read wider than a value's: what it says of the name
+_DIGIT_RUN = re.compile(r"\d{4,}")
+_NAMED_TEXT_LIMIT = 4_000
 
 _PATH_KEYS = ("file_path", "notebook_path", "path", "file", "filename", "target_file")
 _COMMAND_KEYS = ("command", "cmd", "script", "shell")
@@ -97,6 +101,7 @@ def _extract(span: tuple[Message, ...]) -> list[Entry]:
         if isinstance(block, ToolResultContentBlock)
     }
     found: list[Entry] = []
+    named = _named(span)
     for position, message in enumerate(span):
         for block in message.content:
             if isinstance(block, TextContentBlock):
@@ -107,7 +112,7 @@ def _extract(span: tuple[Message, ...]) -> list[Entry]:
                 else:
                     found.extend(_text_values(block.text, position))
             elif isinstance(block, ToolUseContentBlock):
-                found.extend(_call(block, results.get(block.id), position))
+                found.extend(_call(block, results.get(block.id), position, named))
     entries = merge([], found)
     # A value an error line or a command already carries is said there.
     said = " ".join(e.text.lower() for e in entries if e.kind in (ERROR, RAN))
@@ -126,7 +131,10 @@ def _text_values(text: str, position: int) -> list[Entry]:
 
 
 def _call(
-    block: ToolUseContentBlock, result: ToolResultContentBlock | None, position: int
+    block: ToolUseContentBlock,
+    result: ToolResultContentBlock | None,
+    position: int,
+    named: frozenset[str] = frozenset(),
 ) -> list[Entry]:
     inputs = block.input
     failed = result is not None and result.is_error
@@ -148,7 +156,7 @@ def _call(
             lines = _lines(result.content)
             entries += _errors(lines, failed, position, read=True)
             if kind == READ:
-                entries += _values(lines, position)
+                entries += _values(lines, position, named)
         return entries
     if command is None:
         command = f"{block.name}"
@@ -164,7 +172,7 @@ def _call(
     return [
         make_entry(RAN, f"{shown}{OUTCOME}{outcome}", position),
         *errors,
-        *_values(lines, position),
+        *_values(lines, position, named),
     ]
 
 
@@ -314,18 +322,56 @@ def _details(output: str, errors: list[Entry], position: int) -> list[Entry]:
     ]
 
 
-def _values(lines: list[str], position: int) -> list[Entry]:
+def _named(span: tuple[Message, ...]) -> frozenset[str]:
+    """The distinctive terms the conversation itself uses (an id, a number, a snake_case or
+    camelCase name: "sku 88120", "debezium_analytics", "readLoop"): an output's line that
+    names one is a line the work is about, however like its neighbours it is shaped."""
+    terms: set[str] = set()
+    for message in span:
+        if message.synthetic:
+            continue
+        for block in message.content:
+            if isinstance(block, TextContentBlock) and parse_summary_text(block.text) is None:
+                terms.update(_terms(block.text[:_NAMED_TEXT_LIMIT]))
+    return frozenset(terms)
+
+
+def _terms(text: str) -> set[str]:
+    # A number is read alone too: "sku%3A88120" names 88120.
+    return set(_TERM.findall(text)) | set(_DIGIT_RUN.findall(text))
+
+
+def _named_lines(lines: list[str], named: frozenset[str]) -> dict[str, str]:
+    """line -> the conversation's term it names, for terms that single out at most two lines."""
+    if not named:
+        return {}
+    hits: dict[str, list[str]] = {}
+    for line in lines:
+        for term in _terms(line[:_NAMED_TEXT_LIMIT]):
+            if term in named:
+                hits.setdefault(term, []).append(line)
+    out: dict[str, str] = {}
+    for term, where in hits.items():
+        if len(set(where)) <= 2:
+            for line in where:
+                out.setdefault(line, term)
+    return out
+
+
+def _values(lines: list[str], position: int, named: frozenset[str] = frozenset()) -> list[Entry]:
     """The most specific values of an output's lines that are not instances of a template
     repeated through it (a log's thousand request lines say nothing one by one). Of a long
     output, the lines shaped like no other go first: the one version among forty numeric
-    settings, the one commit naming a version in a log."""
+    settings, the one commit naming a version in a log, the one log line naming the id the
+    conversation is about."""
     salient = salient_lines(lines)
     # Shaped like many of the whole output's lines (thirty commits of a log, whatever their
     # subjects): one of a crowd, though few of its exact template are left among the salient.
     crowd = {line for line, alone in zip(lines, standing_out(lines), strict=True) if not alone}
     entries: list[tuple[bool, Entry]] = []
+    mentioned = _named_lines(lines, named)
     for line, alone in zip(salient, standing_out(salient), strict=True):
-        if _COUNT.search(line):  # a test run's totals are its command's outcome
+        if _COUNT.search(line) or line in mentioned:  # a test run's totals: its outcome
             continue
         found = values_in(line)
         if found:
@@ -334,6 +380,11 @@ def _values(lines: list[str], position: int) -> list[Entry]:
             if not alone:
                 entry = msgspec.structs.replace(entry, rank=entry.rank - CROWD_PENALTY)
             entries.append((alone, entry))
+    # A line the conversation names stands out of its crowd, read around the name.
+    for line, term in mentioned.items():
+        if values_in(line) and not _COUNT.search(line):
+            text = window(line, term, _NAMED_LIMIT)
+            entries.append((True, make_entry(VALUE, text, position)))
     ranked = sorted(entries, key=lambda a_e: (not a_e[0], -a_e[1].rank, a_e[1].text))
     best = {id(e) for _, e in ranked[:_VALUES_PER_OUTPUT]}
     return [e for _, e in entries if id(e) in best]

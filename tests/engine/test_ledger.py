@@ -543,3 +543,26 @@ def test_what_an_error_line_says_indented_under_it_is_kept_with_it() -> None:
     assert detail in errors
     # Below the error lines themselves, above a command that merely ran.
     assert errors["FAIL src/screens/Pairing.test.tsx (12.0 s)"] > errors[detail] > 70
+
+
+def test_a_log_line_naming_what_the_conversation_is_about_is_kept_around_that_name() -> None:
+    # Forty purge lines of one template: the one for the sku the user asked about is the one
+    # the work is about, and its purge id sits at the end of a long line.
+    lines = [
+        f"2026-12-07T03:{i:02d}:00Z INFO purge POST /purge/sku%3A{10000 + i * 7} status=200 "
+        f'body={{"status": "ok", "id": "19283-17335-{4000000 + i}"}} took={i + 20}ms'
+        for i in range(40)
+    ]
+    lines[23] = lines[23].replace(f"sku%3A{10000 + 23 * 7}", "sku%3A88120")
+    messages = list(
+        session(
+            (
+                "Reading the purge log.",
+                [("Bash", {"command": "cat purge.log"}, "\n".join(lines), False)],
+            )
+        )
+    )
+    ask = Message("u-ask", Role.USER, (TextContentBlock("Why is page 88120 still stale?"),))
+    span = (messages[0], ask, *messages[1:])
+    values = by_kind(extract(span), VALUE)
+    assert any("sku%3A88120" in v and "4000023" in v for v in values), values
