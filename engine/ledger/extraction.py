@@ -22,6 +22,7 @@ from engine.ledger.model import (
     OUTCOME,
     RAN,
     READ,
+    REPEAT_RANK,
     VALUE,
     WROTE,
     Entry,
@@ -51,6 +52,8 @@ _VALUES_PER_TEXT = 3
 _ERRORS_PER_OUTPUT = 3
 _MORE_ERRORS_PER_OUTPUT = 10
 _MORE_ERROR_RANK = 76
+_QUOTED = re.compile(r"\"[^\"]*\"|'[^']*'|`[^`]*`")
+_WITH_DIGIT = re.compile(r"\S*\d\S*")
 _DETAILS_PER_OUTPUT = 2
 _DETAIL_SCAN = 4_000  # lines of an output read for details
 # A value read from one of a long output's crowd of like-shaped lines (values.standing_out)
@@ -293,7 +296,21 @@ def _errors(lines: list[str], failed: bool, position: int, *, read: bool) -> lis
         if line not in first:
             entry = msgspec.structs.replace(entry, rank=_MORE_ERROR_RANK)
         entries.append(entry)
+    # Another instance of an error already said here (a log's "could not obtain lock on
+    # relation X" for the fifth X) tells less than a further command: it fills what room is left.
+    said: set[str] = set()
+    for entry in sorted(entries, key=lambda e: -e.rank):
+        template = _template(entry.text)
+        if template in said:
+            entries[entries.index(entry)] = msgspec.structs.replace(entry, rank=REPEAT_RANK)
+        said.add(template)
     return entries
+
+
+def _template(error: str) -> str:
+    """An error line with its names and numbers blanked: its quoted names ("warehouses"), and
+    each word with a digit in it (times, pids, pod-7f9c2)."""
+    return _WITH_DIGIT.sub("0", _QUOTED.sub("Q", error.lower()))
 
 
 def _details(output: str, errors: list[Entry], position: int) -> list[Entry]:

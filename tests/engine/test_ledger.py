@@ -566,3 +566,18 @@ def test_a_log_line_naming_what_the_conversation_is_about_is_kept_around_that_na
     span = (messages[0], ask, *messages[1:])
     values = by_kind(extract(span), VALUE)
     assert any("sku%3A88120" in v and "4000023" in v for v in values), values
+
+
+def test_further_instances_of_one_error_template_in_an_output_rank_below_a_command() -> None:
+    from engine.ledger.model import REPEAT_RANK
+
+    names = ["orders", "invoices", "shipments", "warehouses", "addresses"]
+    log = [f'ERROR: could not obtain lock on relation "{n}"' for n in names]
+    log.append("ERROR: canceling statement due to statement timeout")
+    span = session(("Log.", [("Bash", {"command": "tail pg.log"}, "\n".join(log), False)]))
+    entries = extract(span)
+    errors = {e.text: e.rank for e in entries if e.kind == ERROR}
+    assert set(errors) == set(log)  # every distinct line is still kept while room lasts
+    locks = sorted((errors[line] for line in log[:5]), reverse=True)
+    assert locks[0] > 70 and locks[1:] == [REPEAT_RANK] * 4
+    assert errors[log[5]] > 70  # another kind of error is not a repeat
