@@ -581,3 +581,13 @@ def test_further_instances_of_one_error_template_in_an_output_rank_below_a_comma
     locks = sorted((errors[line] for line in log[:5]), reverse=True)
     assert locks[0] > 70 and locks[1:] == [REPEAT_RANK] * 4
     assert errors[log[5]] > 70  # another kind of error is not a repeat
+
+
+def test_a_quoted_message_is_not_a_name_two_messages_are_two_errors() -> None:
+    log = [
+        'level=error msg="forward failed" err="upstream returned 503"',
+        'level=error msg="jwks refresh failed" err="dial tcp: connection refused"',
+    ]
+    span = session(("Log.", [("Bash", {"command": "kubectl logs gw"}, "\n".join(log), False)]))
+    ranks = [e.rank for e in extract(span) if e.kind == ERROR]
+    assert len(ranks) == 2 and min(ranks) > 70
