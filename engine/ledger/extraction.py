@@ -30,7 +30,7 @@ from engine.ledger.model import (
     shape,
 )
 from engine.ledger.render import split
-from engine.ledger.values import standing_out, values_in, window
+from engine.ledger.values import named_lines, named_terms, standing_out, values_in, window
 from engine.messages import Message, TextContentBlock, ToolResultContentBlock, ToolUseContentBlock
 from engine.policy.splice import parse_summary_text
 from engine.policy.tool_output import (
@@ -60,10 +60,7 @@ _DETAIL_SCAN = 4_000  # lines of an output read for details
 # ranks this much below its kind: the line that stands out of the crowd goes first.
 CROWD_PENALTY = 20
 _SHORT_OUTPUT = 60
-_TERM = re.compile(r"\b(?=\w*(?:\d|_|[a-z][A-Z]))\w{4,}\b")
 _NAMED_LIMIT = 160  # a named line is read wider than a value's: what it says of the name
-_DIGIT_RUN = re.compile(r"\d{4,}")
-_NAMED_TEXT_LIMIT = 4_000
 
 _PATH_KEYS = ("file_path", "notebook_path", "path", "file", "filename", "target_file")
 _COMMAND_KEYS = ("command", "cmd", "script", "shell")
@@ -340,39 +337,14 @@ def _details(output: str, errors: list[Entry], position: int) -> list[Entry]:
 
 
 def _named(span: tuple[Message, ...]) -> frozenset[str]:
-    """The distinctive terms the conversation itself uses (an id, a number, a snake_case or
-    camelCase name: "sku 88120", "debezium_analytics", "readLoop"): an output's line that
-    names one is a line the work is about, however like its neighbours it is shaped."""
-    terms: set[str] = set()
-    for message in span:
-        if message.synthetic:
-            continue
-        for block in message.content:
-            if isinstance(block, TextContentBlock) and parse_summary_text(block.text) is None:
-                terms.update(_terms(block.text[:_NAMED_TEXT_LIMIT]))
-    return frozenset(terms)
-
-
-def _terms(text: str) -> set[str]:
-    # A number is read alone too: "sku%3A88120" names 88120.
-    return set(_TERM.findall(text)) | set(_DIGIT_RUN.findall(text))
-
-
-def _named_lines(lines: list[str], named: frozenset[str]) -> dict[str, str]:
-    """line -> the conversation's term it names, for terms that single out at most two lines."""
-    if not named:
-        return {}
-    hits: dict[str, list[str]] = {}
-    for line in lines:
-        for term in _terms(line[:_NAMED_TEXT_LIMIT]):
-            if term in named:
-                hits.setdefault(term, []).append(line)
-    out: dict[str, str] = {}
-    for term, where in hits.items():
-        if len(set(where)) <= 2:
-            for line in where:
-                out.setdefault(line, term)
-    return out
+    """The distinctive terms the conversation itself uses (values.named_terms)."""
+    return named_terms(
+        block.text
+        for message in span
+        if not message.synthetic
+        for block in message.content
+        if isinstance(block, TextContentBlock) and parse_summary_text(block.text) is None
+    )
 
 
 def _values(lines: list[str], position: int, named: frozenset[str] = frozenset()) -> list[Entry]:
@@ -386,7 +358,7 @@ def _values(lines: list[str], position: int, named: frozenset[str] = frozenset()
     # subjects): one of a crowd, though few of its exact template are left among the salient.
     crowd = {line for line, alone in zip(lines, standing_out(lines), strict=True) if not alone}
     entries: list[tuple[bool, Entry]] = []
-    mentioned = _named_lines(lines, named)
+    mentioned = named_lines(lines, named)
     for line, alone in zip(salient, standing_out(salient), strict=True):
         if _COUNT.search(line) or line in mentioned:  # a test run's totals: its outcome
             continue

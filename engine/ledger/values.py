@@ -5,6 +5,7 @@ guess and a paraphrase loses first."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 _VALUE = re.compile(
     r"(?<![\w.])v?\d+\.\d+\.\d+(?:[-+][\w.]+)?(?![\w.])"  # 7.2.4, v1.4.0-rc1
@@ -101,3 +102,45 @@ def window(line: str, value: str, limit: int) -> str:
     start = max(0, min(at - limit // 3, len(line) - limit))
     out = line[start : start + limit - 2]
     return ("…" if start else "") + out + "…"
+
+
+# A term distinctive enough to name a line: an id or number of four digits or more, or a
+# snake_case or camelCase name ("88120", "debezium_analytics", "readLoop"); a number is read
+# alone too ("sku%3A88120" names 88120).
+_TERM = re.compile(r"\b(?=\w*(?:\d|_|[a-z][A-Z]))\w{4,}\b")
+_DIGIT_RUN = re.compile(r"\d{4,}")
+_TERM_TEXT_LIMIT = 4_000
+# A term in more of an output's lines than this names none of them (a year in every timestamp).
+_NAMED_AT_MOST = 2
+
+
+def _terms(text: str) -> set[str]:
+    text = text[:_TERM_TEXT_LIMIT]
+    return set(_TERM.findall(text)) | set(_DIGIT_RUN.findall(text))
+
+
+def named_terms(texts: Iterable[str]) -> frozenset[str]:
+    """The distinctive terms a conversation's own messages use: an output's line that names
+    one is a line the work is about, however like its neighbours it is shaped."""
+    terms: set[str] = set()
+    for text in texts:
+        terms.update(_terms(text))
+    return frozenset(terms)
+
+
+def named_lines(lines: list[str], named: frozenset[str]) -> dict[str, str]:
+    """line -> the conversation's term it names, of the terms that single out at most two of
+    the output's lines."""
+    if not named:
+        return {}
+    hits: dict[str, list[str]] = {}
+    for line in lines:
+        for term in _terms(line):
+            if term in named:
+                hits.setdefault(term, []).append(line)
+    out: dict[str, str] = {}
+    for term, where in hits.items():
+        if len(set(where)) <= _NAMED_AT_MOST:
+            for line in where:
+                out.setdefault(line, term)
+    return out
