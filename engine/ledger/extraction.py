@@ -55,6 +55,8 @@ _MORE_ERROR_RANK = 76
 _QUOTED = re.compile(r"\"[^\"\s]*\"|'[^'\s]*'|`[^`\s]*`")  # a name: one word quoted
 _WITH_DIGIT = re.compile(r"\S*\d\S*")
 _DETAILS_PER_OUTPUT = 2
+# A stack frame: JavaScript's and Java's "at f (file:1:2)", Python's 'File "x.py", line 3'.
+_FRAME = re.compile(r"^(?:at \S|File \")")
 _DETAIL_SCAN = 4_000  # lines of an output read for details
 # A value read from one of a long output's crowd of like-shaped lines (values.standing_out)
 # ranks this much below its kind: the line that stands out of the crowd goes first.
@@ -326,6 +328,8 @@ def _details(output: str, errors: list[Entry], position: int) -> list[Entry]:
         indent = len(line) - len(line.lstrip())
         detail = clip(clean(after), _ERROR_LIMIT)
         if len(after) - len(after.lstrip()) <= indent or len(detail) < 8 or detail in rank:
+            continue
+        if _FRAME.match(detail):  # where it was thrown, not what it says
             continue
         found.setdefault(detail, parent)
     best = sorted(found, key=lambda d: -found[d])[:_DETAILS_PER_OUTPUT]

@@ -591,3 +591,10 @@ def test_a_quoted_message_is_not_a_name_two_messages_are_two_errors() -> None:
     span = session(("Log.", [("Bash", {"command": "kubectl logs gw"}, "\n".join(log), False)]))
     ranks = [e.rank for e in extract(span) if e.kind == ERROR]
     assert len(ranks) == 2 and min(ranks) > 70
+
+
+def test_a_stack_frame_under_an_error_is_not_its_detail() -> None:
+    output = "BleError: Bluetooth is powered off\n    at BleManager._call (src/ble.js:1104:13)"
+    span = session(("Tests.", [("Bash", {"command": "npx jest"}, output, True)]))
+    errors = by_kind(extract(span), ERROR)
+    assert errors == ["BleError: Bluetooth is powered off"]
