@@ -37,6 +37,7 @@ from engine.policy.tool_output import (
     clean,
     clip,
     error_lines,
+    is_code,
     masked_lines,
     salient_lines,
     sentences,
@@ -62,6 +63,7 @@ _DETAIL_SCAN = 4_000  # lines of an output read for details
 # ranks this much below its kind: the line that stands out of the crowd goes first.
 CROWD_PENALTY = 20
 _SHORT_OUTPUT = 60
+_PROGRESS = re.compile(r"\[\s*\d{1,3}%\]$")  # a runner's progress: tests/test_api.py .. [ 30%]
 _NAMED_LIMIT = 160  # a named line is read wider than a value's: what it says of the name
 
 _PATH_KEYS = ("file_path", "notebook_path", "path", "file", "filename", "target_file")
@@ -329,7 +331,7 @@ def _details(output: str, errors: list[Entry], position: int) -> list[Entry]:
         detail = clip(clean(after), _ERROR_LIMIT)
         if len(after) - len(after.lstrip()) <= indent or len(detail) < 8 or detail in rank:
             continue
-        if _FRAME.match(detail):  # where it was thrown, not what it says
+        if _FRAME.match(detail) or is_code(detail):  # where it was thrown, not what it says
             continue
         found.setdefault(detail, parent)
     best = sorted(found, key=lambda d: -found[d])[:_DETAILS_PER_OUTPUT]
@@ -364,8 +366,8 @@ def _values(lines: list[str], position: int, named: frozenset[str] = frozenset()
     entries: list[tuple[bool, Entry]] = []
     mentioned = named_lines(lines, named)
     for line, alone in zip(salient, standing_out(salient), strict=True):
-        if _COUNT.search(line) or line in mentioned:  # a test run's totals: its outcome
-            continue
+        if _COUNT.search(line) or _PROGRESS.search(line) or line in mentioned:
+            continue  # a test run's totals are its outcome; its progress, nothing
         found = values_in(line)
         if found:
             entry = make_entry(VALUE, window(line, found[0], _VALUE_LIMIT), position)
@@ -375,7 +377,7 @@ def _values(lines: list[str], position: int, named: frozenset[str] = frozenset()
             entries.append((alone, entry))
     # A line the conversation names stands out of its crowd, read around the name.
     for line, term in mentioned.items():
-        if values_in(line) and not _COUNT.search(line):
+        if values_in(line) and not _COUNT.search(line) and not _PROGRESS.search(line):
             text = window(line, term, _NAMED_LIMIT)
             entries.append((True, make_entry(VALUE, text, position)))
     ranked = sorted(entries, key=lambda a_e: (not a_e[0], -a_e[1].rank, a_e[1].text))

@@ -101,6 +101,13 @@ _CODE = re.compile(
     r"|^[A-Z]+$"  # FAILURES, ERRORS: a report's headings
 )
 
+
+def is_code(line: str) -> bool:
+    """Source code shown in an output (a traceback's "def test_x():", "raise X"), or a
+    report's heading: not an error line however it reads."""
+    return bool(_CODE.match(line))
+
+
 _ERROR_MESSAGE = re.compile(r"(?:Error|Exception|FAILED|error)\b:?\s+\S")
 
 _ERROR_NAME = re.compile(r"\w(?:Error|Exception|Failure)\b|\bFAILED\b|^E\s|(?i:^error\b)")

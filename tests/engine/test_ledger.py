@@ -598,3 +598,19 @@ def test_a_stack_frame_under_an_error_is_not_its_detail() -> None:
     span = session(("Tests.", [("Bash", {"command": "npx jest"}, output, True)]))
     errors = by_kind(extract(span), ERROR)
     assert errors == ["BleError: Bluetooth is powered off"]
+
+
+def test_a_runners_progress_is_no_value_and_code_under_an_error_no_detail() -> None:
+    output = "\n".join(
+        [
+            "tests/test_retry.py F. [ 30%]",
+            "tests/test_models.py .. [100%]",
+            "_______ test_no_retry_on_client_error _______",
+            "    def test_no_retry_on_client_error():",
+            "E   AssertionError: expected 1 call, got 4",
+        ]
+    )
+    span = session(("Tests.", [("Bash", {"command": "pytest"}, output, True)]))
+    entries = extract(span)
+    assert not any("%]" in v for v in by_kind(entries, VALUE))
+    assert not any(e.startswith("def ") for e in by_kind(entries, ERROR))
