@@ -19,6 +19,8 @@ RESERVE_SHARE = 0.1
 # A reserve that holds only a few entries costs the prose more than the section gains (set A at
 # 300 tokens: artifacts kept 0.923 with no reserve, 0.904 with a tenth): below this, none.
 MIN_RESERVE_TOKENS = 100
+# Entries past the first that did not fit tried for the room left (each a count of the summary).
+_MORE_TRIES = 32
 
 
 def stated(entry: Entry, prose: str) -> bool:
@@ -40,9 +42,10 @@ def apply_ledger(
 ) -> LedgerResult:
     """`summary_text` with a "Work ledger:" section of what its prose leaves out, never over
     `budget_tokens` as `count_tokens` counts the whole summary. When the section cannot hold
-    every entry, the least specific go and its last line says how many. No section when the
-    prose states everything (or when even the count line does not fit). A prose that is already
-    over the budget is returned as it is: holding it to the budget is the caller's rule."""
+    every entry, the least specific go (a shorter one ranked below an entry too long for the
+    room left still goes in) and its last line says how many. No section when the prose states
+    everything (or when even the count line does not fit). A prose that is already over the
+    budget is returned as it is: holding it to the budget is the caller's rule."""
     prose = split(summary_text).prose.rstrip()
     entries = extract(tuple(span_messages))
     if prior_ledger is not None:
@@ -71,7 +74,18 @@ def apply_ledger(
             low = middle
         else:
             high = middle - 1
-    return LedgerResult(with_top(low), ledger, low, len(missing) - low)
+    if low == len(missing):
+        return LedgerResult(with_top(low), ledger, low, 0)
+    # The room the next entry was too long for still holds shorter ones further down the
+    # ranking (a file beside a long command): each that fits goes in, in rank order.
+    kept = missing[:low]
+    for entry in missing[low + 1 : low + 1 + _MORE_TRIES]:
+        tried = [*kept, entry]
+        text = f"{prose}\n\n{render(tried, left_out=len(missing) - len(tried))}"
+        if count_tokens(text) <= budget_tokens:
+            kept = tried
+    section = render(kept, left_out=len(missing) - len(kept))
+    return LedgerResult(f"{prose}\n\n{section}", ledger, len(kept), len(missing) - len(kept))
 
 
 def ledger_reserve(

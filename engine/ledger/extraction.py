@@ -16,15 +16,28 @@ import re
 import msgspec
 
 from engine.ledger.merge import merge
-from engine.ledger.model import EDITED, ERROR, OUTCOME, RAN, READ, VALUE, WROTE, Entry, make_entry
+from engine.ledger.model import (
+    EDITED,
+    ERROR,
+    OUTCOME,
+    RAN,
+    READ,
+    REPEAT_RANK,
+    VALUE,
+    WROTE,
+    Entry,
+    make_entry,
+    shape,
+)
 from engine.ledger.render import split
-from engine.ledger.values import standing_out, values_in, window
+from engine.ledger.values import named_lines, named_terms, standing_out, values_in, window
 from engine.messages import Message, TextContentBlock, ToolResultContentBlock, ToolUseContentBlock
 from engine.policy.splice import parse_summary_text
 from engine.policy.tool_output import (
     clean,
     clip,
     error_lines,
+    is_code,
     masked_lines,
     salient_lines,
     sentences,
@@ -35,8 +48,23 @@ _ERROR_LIMIT = 160
 _VALUE_LIMIT = 90
 _VALUES_PER_OUTPUT = 6
 _VALUES_PER_TEXT = 3
-_ERRORS_PER_OUTPUT = 5
+# An output's first few distinct error lines rank as errors; the rest (a compiler's eighth
+# complaint) rank below a failed command, kept while room lasts.
+_ERRORS_PER_OUTPUT = 3
+_MORE_ERRORS_PER_OUTPUT = 10
+_MORE_ERROR_RANK = 76
+_QUOTED = re.compile(r"\"[^\"\s]*\"|'[^'\s]*'|`[^`\s]*`")  # a name: one word quoted
+_WITH_DIGIT = re.compile(r"\S*\d\S*")
+_DETAILS_PER_OUTPUT = 2
+# A stack frame: JavaScript's and Java's "at f (file:1:2)", Python's 'File "x.py", line 3'.
+_FRAME = re.compile(r"^(?:at \S|File \")")
+_DETAIL_SCAN = 4_000  # lines of an output read for details
+# A value read from one of a long output's crowd of like-shaped lines (values.standing_out)
+# ranks this much below its kind: the line that stands out of the crowd goes first.
+CROWD_PENALTY = 20
 _SHORT_OUTPUT = 60
+_PROGRESS = re.compile(r"\[\s*\d{1,3}%\]$")  # a runner's progress: tests/test_api.py .. [ 30%]
+_NAMED_LIMIT = 160  # a named line is read wider than a value's: what it says of the name
 
 _PATH_KEYS = ("file_path", "notebook_path", "path", "file", "filename", "target_file")
 _COMMAND_KEYS = ("command", "cmd", "script", "shell")
@@ -77,6 +105,7 @@ def _extract(span: tuple[Message, ...]) -> list[Entry]:
         if isinstance(block, ToolResultContentBlock)
     }
     found: list[Entry] = []
+    named = _named(span)
     for position, message in enumerate(span):
         for block in message.content:
             if isinstance(block, TextContentBlock):
@@ -87,7 +116,7 @@ def _extract(span: tuple[Message, ...]) -> list[Entry]:
                 else:
                     found.extend(_text_values(block.text, position))
             elif isinstance(block, ToolUseContentBlock):
-                found.extend(_call(block, results.get(block.id), position))
+                found.extend(_call(block, results.get(block.id), position, named))
     entries = merge([], found)
     # A value an error line or a command already carries is said there.
     said = " ".join(e.text.lower() for e in entries if e.kind in (ERROR, RAN))
@@ -106,7 +135,10 @@ def _text_values(text: str, position: int) -> list[Entry]:
 
 
 def _call(
-    block: ToolUseContentBlock, result: ToolResultContentBlock | None, position: int
+    block: ToolUseContentBlock,
+    result: ToolResultContentBlock | None,
+    position: int,
+    named: frozenset[str] = frozenset(),
 ) -> list[Entry]:
     inputs = block.input
     failed = result is not None and result.is_error
@@ -128,7 +160,7 @@ def _call(
             lines = _lines(result.content)
             entries += _errors(lines, failed, position, read=True)
             if kind == READ:
-                entries += _values(lines, position)
+                entries += _values(lines, position, named)
         return entries
     if command is None:
         command = f"{block.name}"
@@ -139,11 +171,12 @@ def _call(
     if first_line != command.strip() and not shown.endswith("…"):
         shown += " …"
     errors = _errors(lines, failed, position, read=False)
+    errors += _details(output, errors, position)
     outcome = _outcome(lines, exit_code, result, bool(errors))
     return [
         make_entry(RAN, f"{shown}{OUTCOME}{outcome}", position),
         *errors,
-        *_values(lines, position),
+        *_values(lines, position, named),
     ]
 
 
@@ -247,24 +280,106 @@ def _lines(text: str) -> list[str]:
 def _errors(lines: list[str], failed: bool, position: int, *, read: bool) -> list[Entry]:
     """An output's error lines. A file's contents are not errors ("raise ValueError" in a
     source file): a read fails only when the tool says so, and then its first line says why."""
-    found = (lines[:1] if failed else []) if read else error_lines(lines, _ERRORS_PER_OUTPUT)
-    return [make_entry(ERROR, clip(line, _ERROR_LIMIT), position) for line in found]
+    if read:
+        return (
+            [make_entry(ERROR, clip(line, _ERROR_LIMIT), position) for line in lines[:1]]
+            if failed
+            else []
+        )
+    # One line per error (digits aside), its latest instance: the ledger's identity for an
+    # error (model.shape), so the eighth "m7.py:7: error: ..." is the one kept, not the first.
+    latest = {shape(line): i for i, line in enumerate(lines)}
+    distinct = [line for i, line in enumerate(lines) if latest[shape(line)] == i]
+    first = set(error_lines(distinct, _ERRORS_PER_OUTPUT))
+    entries = []
+    for line in error_lines(distinct, _MORE_ERRORS_PER_OUTPUT):
+        entry = make_entry(ERROR, clip(line, _ERROR_LIMIT), position)
+        if line not in first:
+            entry = msgspec.structs.replace(entry, rank=_MORE_ERROR_RANK)
+        entries.append(entry)
+    # Another instance of an error already said here (a log's "could not obtain lock on
+    # relation X" for the fifth X) tells less than a further command: it fills what room is left.
+    said: set[str] = set()
+    for entry in sorted(entries, key=lambda e: -e.rank):
+        template = _template(entry.text)
+        if template in said:
+            entries[entries.index(entry)] = msgspec.structs.replace(entry, rank=REPEAT_RANK)
+        said.add(template)
+    return entries
 
 
-def _values(lines: list[str], position: int) -> list[Entry]:
+def _template(error: str) -> str:
+    """An error line with its names and numbers blanked: its quoted names ("warehouses"), and
+    each word with a digit in it (times, pids, pod-7f9c2)."""
+    return _WITH_DIGIT.sub("0", _QUOTED.sub("Q", error.lower()))
+
+
+def _details(output: str, errors: list[Entry], position: int) -> list[Entry]:
+    """What an output's error lines go on to say, indented under them: gradle's "> A failure
+    occurred" over "> Duplicate class X found in modules a and b", jest's "FAIL file" over
+    "● Suite › the failing test". The details of the highest-ranked errors first, ranked with
+    an output's further error lines."""
+    rank = {e.text: e.rank for e in errors}
+    found: dict[str, int] = {}  # detail -> its error's rank
+    raw = output.splitlines()[:_DETAIL_SCAN]
+    for index, line in enumerate(raw):
+        parent = rank.get(clip(clean(line), _ERROR_LIMIT)) if line.strip() else None
+        if parent is None:
+            continue
+        after = next((x for x in raw[index + 1 : index + 3] if x.strip()), "")
+        indent = len(line) - len(line.lstrip())
+        detail = clip(clean(after), _ERROR_LIMIT)
+        if len(after) - len(after.lstrip()) <= indent or len(detail) < 8 or detail in rank:
+            continue
+        if _FRAME.match(detail) or is_code(detail):  # where it was thrown, not what it says
+            continue
+        found.setdefault(detail, parent)
+    best = sorted(found, key=lambda d: -found[d])[:_DETAILS_PER_OUTPUT]
+    return [
+        msgspec.structs.replace(make_entry(ERROR, detail, position), rank=_MORE_ERROR_RANK)
+        for detail in found
+        if detail in best
+    ]
+
+
+def _named(span: tuple[Message, ...]) -> frozenset[str]:
+    """The distinctive terms the conversation itself uses (values.named_terms)."""
+    return named_terms(
+        block.text
+        for message in span
+        if not message.synthetic
+        for block in message.content
+        if isinstance(block, TextContentBlock) and parse_summary_text(block.text) is None
+    )
+
+
+def _values(lines: list[str], position: int, named: frozenset[str] = frozenset()) -> list[Entry]:
     """The most specific values of an output's lines that are not instances of a template
     repeated through it (a log's thousand request lines say nothing one by one). Of a long
     output, the lines shaped like no other go first: the one version among forty numeric
-    settings, the one commit naming a version in a log."""
+    settings, the one commit naming a version in a log, the one log line naming the id the
+    conversation is about."""
     salient = salient_lines(lines)
+    # Shaped like many of the whole output's lines (thirty commits of a log, whatever their
+    # subjects): one of a crowd, though few of its exact template are left among the salient.
+    crowd = {line for line, alone in zip(lines, standing_out(lines), strict=True) if not alone}
     entries: list[tuple[bool, Entry]] = []
+    mentioned = named_lines(lines, named)
     for line, alone in zip(salient, standing_out(salient), strict=True):
-        if _COUNT.search(line):  # a test run's totals are its command's outcome
-            continue
+        if _COUNT.search(line) or _PROGRESS.search(line) or line in mentioned:
+            continue  # a test run's totals are its outcome; its progress, nothing
         found = values_in(line)
         if found:
             entry = make_entry(VALUE, window(line, found[0], _VALUE_LIMIT), position)
+            alone = alone and line not in crowd
+            if not alone:
+                entry = msgspec.structs.replace(entry, rank=entry.rank - CROWD_PENALTY)
             entries.append((alone, entry))
+    # A line the conversation names stands out of its crowd, read around the name.
+    for line, term in mentioned.items():
+        if values_in(line) and not _COUNT.search(line) and not _PROGRESS.search(line):
+            text = window(line, term, _NAMED_LIMIT)
+            entries.append((True, make_entry(VALUE, text, position)))
     ranked = sorted(entries, key=lambda a_e: (not a_e[0], -a_e[1].rank, a_e[1].text))
     best = {id(e) for _, e in ranked[:_VALUES_PER_OUTPUT]}
     return [e for _, e in entries if id(e) in best]

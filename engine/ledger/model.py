@@ -27,6 +27,10 @@ FILE_STRENGTH = {READ: 0, WROTE: 1, EDITED: 2}
 _DIGITS = re.compile(r"\d+(?:[.,:]\d+)*")
 _SPACES = re.compile(r"\s+")
 OUTCOME = " → "  # between a command and what came of it
+# Another instance of an error template already said (the same line but for its names: "could
+# not obtain lock on relation X" for the fifth X): below a command that ran and a file read, it
+# fills what room is left.
+REPEAT_RANK = 58
 
 
 class Entry(msgspec.Struct, frozen=True):

@@ -4,6 +4,7 @@ ledger; the app shows prose and ledger apart).
     Work ledger:
     - edited: engine/a.py, engine/b.py
     - ran: pytest -q → 2 failed, 40 passed
+    - ran ok: git status · ruff check .
     - error: FAILED tests/test_x.py::test_y - AssertionError: 2 != 3
     - value: redis_version:7.2.4
     (+3 more ledger entries left out)
@@ -16,13 +17,18 @@ from typing import NamedTuple
 
 import msgspec
 
-from engine.ledger.model import FILE_KINDS, KINDS, Entry, make_entry
+from engine.ledger.model import FILE_KINDS, KINDS, OUTCOME, RAN, Entry, make_entry
 
 HEADING = "Work ledger:"
 _LEFT_OUT = "(+{count} more ledger entries left out)"
 _LEFT_OUT_LINE = re.compile(r"^\(\+(\d{1,9}) more ledger entr(?:y|ies) left out\)$")
-_LINE = re.compile(r"^- (" + "|".join(KINDS) + r"): (.+)$")
 FILE_SEPARATOR = ", "
+# The line of commands whose outcome was "ok", and what stands between them (a character a
+# command's first line rarely holds).
+RAN_OK = f"{RAN} ok"
+COMMAND_SEPARATOR = " · "
+_OK = f"{OUTCOME}ok"
+_LINE = re.compile(r"^- (" + "|".join([RAN_OK, *KINDS]) + r"): (.+)$")
 
 
 def render(entries: list[Entry], *, left_out: int = 0) -> str:
@@ -34,6 +40,12 @@ def render(entries: list[Entry], *, left_out: int = 0) -> str:
             continue
         if kind in FILE_KINDS:
             lines.append(f"- {kind}: {FILE_SEPARATOR.join(e.text for e in of_kind)}")
+        elif kind == RAN:
+            # Commands that merely ran share one line: their outcome said once.
+            ok = [e.text[: -len(_OK)] for e in of_kind if e.text.endswith(_OK)]
+            lines.extend(f"- {kind}: {e.text}" for e in of_kind if not e.text.endswith(_OK))
+            if ok:
+                lines.append(f"- {RAN_OK}: {COMMAND_SEPARATOR.join(ok)}")
         else:
             lines.extend(f"- {kind}: {e.text}" for e in of_kind)
     if left_out > 0:
@@ -66,7 +78,11 @@ def split(summary: str, *, order: int = 0) -> Section:
         counted = _LEFT_OUT_LINE.match(line)
         if match:
             kind, text = match.groups()
-            parts = text.split(FILE_SEPARATOR) if kind in FILE_KINDS else [text]
+            if kind == RAN_OK:
+                parts = [f"{part}{_OK}" for part in text.split(COMMAND_SEPARATOR.strip())]
+                kind = RAN
+            else:
+                parts = text.split(FILE_SEPARATOR) if kind in FILE_KINDS else [text]
             entries.extend(make_entry(kind, part, order) for part in parts if part.strip())
         elif counted:
             left_out = int(counted.group(1))

@@ -5,6 +5,7 @@ guess and a paraphrase loses first."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 _VALUE = re.compile(
     r"(?<![\w.])v?\d+\.\d+\.\d+(?:[-+][\w.]+)?(?![\w.])"  # 7.2.4, v1.4.0-rc1
@@ -16,9 +17,26 @@ _VALUE = re.compile(
 )
 _SETTING = re.compile(
     r"^\s*[\"']?([A-Za-z_][\w.\-]{1,40})[\"']?\s*(?:[:=]|->)\s*[\"']?"
-    r"(?=[^\s\"',;{}\[\]]*\d)([^\s\"',;{}\[\]]+)[\"']?,?\s*(?:#.*)?$"
+    r"(?=[^\s\"',;{}\[\]()]*\d)([^\s\"',;{}\[\]()]+)[\"']?,?\s*(?:#.*)?$"  # a literal, not a call
 )
 _NUMBER = re.compile(r"(?<![\w.])\d{3,}(?:\.\d+)?(?![\w.])|(?<![\w.])\d+\.\d+(?![\w.])")
+
+
+# A place in a source file, not a value: tests/test_api.py:183, (Foo.java:42), app.py:12: ...
+# (a path with a slash, or a file name followed by its column or a closing parenthesis). Read
+# as blank, so a grep hit (http.py:12:TIMEOUT = 5) still reads as the line it found.
+_LINE_REFERENCE = re.compile(
+    r"(?<![\w:/.\-])(?:\.{0,2}/)?(?:[\w.\-]+/)+[\w.\-]*\.[A-Za-z]\w{0,4}:\d+(?::\d+)?:?"
+    r"|\b[\w\-]+\.[A-Za-z]\w{0,4}:\d+(?::\d+)?(?:(?=\))|:)"
+)
+
+
+def _blank(match: re.Match[str]) -> str:
+    return " " * len(match.group(0))
+
+
+def _readable(line: str) -> str:
+    return _LINE_REFERENCE.sub(_blank, line[:LINE_LIMIT])
 
 
 # A longer line (minified JSON, a base64 blob) is read up to here: values sit early in a line.
@@ -28,7 +46,7 @@ LINE_LIMIT = 400
 def values_in(line: str, *, numbers: bool = True) -> list[str]:
     """The values a line states, most telling kinds first; `numbers`: bare numbers too (of three
     digits or more, or with a decimal point), for prose where "hit rate 0.881" has no unit."""
-    line = line[:LINE_LIMIT]
+    line = _readable(line)
     found: list[str] = []
     setting = _SETTING.match(line)
     if setting:
@@ -72,7 +90,7 @@ def standing_out(lines: list[str]) -> list[bool]:
 
 
 def setting_name(line: str) -> str | None:
-    setting = _SETTING.match(line)
+    setting = _SETTING.match(_readable(line))
     return setting.group(1) if setting else None
 
 
@@ -84,3 +102,45 @@ def window(line: str, value: str, limit: int) -> str:
     start = max(0, min(at - limit // 3, len(line) - limit))
     out = line[start : start + limit - 2]
     return ("…" if start else "") + out + "…"
+
+
+# A term distinctive enough to name a line: an id or number of four digits or more, or a
+# snake_case or camelCase name ("88120", "debezium_analytics", "readLoop"); a number is read
+# alone too ("sku%3A88120" names 88120).
+_TERM = re.compile(r"\b(?=\w*(?:\d|_|[a-z][A-Z]))\w{4,}\b")
+_DIGIT_RUN = re.compile(r"\d{4,}")
+_TERM_TEXT_LIMIT = 4_000
+# A term in more of an output's lines than this names none of them (a year in every timestamp).
+_NAMED_AT_MOST = 2
+
+
+def _terms(text: str) -> set[str]:
+    text = text[:_TERM_TEXT_LIMIT]
+    return set(_TERM.findall(text)) | set(_DIGIT_RUN.findall(text))
+
+
+def named_terms(texts: Iterable[str]) -> frozenset[str]:
+    """The distinctive terms a conversation's own messages use: an output's line that names
+    one is a line the work is about, however like its neighbours it is shaped."""
+    terms: set[str] = set()
+    for text in texts:
+        terms.update(_terms(text))
+    return frozenset(terms)
+
+
+def named_lines(lines: list[str], named: frozenset[str]) -> dict[str, str]:
+    """line -> the conversation's term it names, of the terms that single out at most two of
+    the output's lines."""
+    if not named:
+        return {}
+    hits: dict[str, list[str]] = {}
+    for line in lines:
+        for term in _terms(line):
+            if term in named:
+                hits.setdefault(term, []).append(line)
+    out: dict[str, str] = {}
+    for term, where in hits.items():
+        if len(set(where)) <= _NAMED_AT_MOST:
+            for line in where:
+                out.setdefault(line, term)
+    return out

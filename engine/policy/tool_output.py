@@ -17,7 +17,9 @@ HASH = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
 _ERROR = re.compile(
     r"\b(?:error|errors|exception|traceback|failed|failure|failures|fatal|panic|denied|"
     r"refused|timed out|cannot|can't|unable|not found|no such|invalid|segmentation|abort\w*|"
-    r"conflict|unreachable|killed|oom)\b|\w(?:error|exception|failure)\b"  # ComparisonFailure
+    r"conflict|unreachable|killed|oom|fail|panicked)\b"
+    r"|\w(?:error|exception|failure)\b"  # ComparisonFailure
+    r"|^http/[\d.]+ [45]\d\d\b"  # a failed request's status line: HTTP/1.1 503 Service Unavailable
 )
 
 _NO_ERROR = re.compile(
@@ -30,6 +32,7 @@ NOTICE = re.compile(r"(?i)\b(?:warn\w*|deprecat\w*|skipp\w*|ignor\w*|dropp\w*|re
 # subject someone wrote, not an error the command hit.
 _NOT_ERROR_TEXT = re.compile(
     r"^Traceback \(most recent call last\):?$"
+    r"|^(?i:errors?|failures?|failed):?$"  # a report's heading ("Failures:"), its lines follow
     r"|^(?:[*|/\\ ]+)?(?:commit )?(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40} "
 )
 
@@ -93,9 +96,17 @@ def value_weight(line: str) -> int:
 
 
 _CODE = re.compile(
-    r"^(?:\d+[:\s]+)?(?:raise|def|class|except|assert|if|elif|return|import|from|#|//|\*)\b"
+    # "#include" is code; "#7 ERROR: ..." is a build step's output (docker's BuildKit).
+    r"^(?:\d+[:\s]+)?(?:raise|def|class|except|assert|if|elif|return|import|from|#(?!\d)|//|\*)\b"
     r"|^[A-Z]+$"  # FAILURES, ERRORS: a report's headings
 )
+
+
+def is_code(line: str) -> bool:
+    """Source code shown in an output (a traceback's "def test_x():", "raise X"), or a
+    report's heading: not an error line however it reads."""
+    return bool(_CODE.match(line))
+
 
 _ERROR_MESSAGE = re.compile(r"(?:Error|Exception|FAILED|error)\b:?\s+\S")
 

@@ -78,7 +78,7 @@ async def test_prepare_then_commit_returns_the_new_history_record_events_and_spe
     )
     # The prose as returned, then the work ledger: the span's command the prose did not state.
     prose, ledger = prepared.summary.split("\n\nWork ledger:\n")
-    assert prose == "- fixed app.py" and "ran: ls" in ledger
+    assert prose == "- fixed app.py" and "ran ok: ls" in ledger
     assert prepared.cost_usd == Decimal("0.01")
     assert prepared.span_ids == tuple(ids(before[plan.span.start : plan.span.compaction_watermark]))
 

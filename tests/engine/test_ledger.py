@@ -4,6 +4,7 @@ Codex's: what it extracts, how it merges, how it holds to its budget."""
 from __future__ import annotations
 
 import json
+from hashlib import sha1
 
 from engine.ledger import HEADING, Ledger, apply_ledger, extract, ledger_reserve, render, split
 from engine.ledger.model import EDITED, ERROR, RAN, READ, VALUE, WROTE
@@ -370,3 +371,246 @@ def test_a_long_output_with_several_odd_values_keeps_six_of_them() -> None:
     span = session(("Reading it.", [("Read", {"file_path": "/infra/main.tf"}, config, False)]))
     values = " ".join(by_kind(extract(span), VALUE))
     assert all(line in values for line in odd), values
+
+
+def test_a_value_that_stands_out_of_a_long_output_outranks_its_crowd() -> None:
+    # Thirty commits of one shape and one status line: the lag is what the output says, and a
+    # short ledger keeps it before any commit id of the crowd.
+    log = "\n".join(f"{sha1(str(i).encode()).hexdigest()[:7]} Tidy imports" for i in range(30))
+    log += "\nsub_billing | replicating | lag 41 s"
+    span = session(("Status.", [("Bash", {"command": "./status.sh"}, log, False)]))
+    values = [e for e in extract(span) if e.kind == VALUE]
+    lag = next(e for e in values if "lag 41 s" in e.text)
+    crowd = [e for e in values if "Tidy imports" in e.text]
+    assert crowd and all(lag.rank > e.rank for e in crowd)
+
+
+def test_of_one_error_repeated_through_an_output_its_latest_instance_is_kept() -> None:
+    lines = [f'src/m{i}.py:{i}: error: Incompatible types (got "str{i}")' for i in range(8)]
+    output = "\n".join([*lines, "Found 8 errors in 8 files"])
+    span = session(("Types.", [("Bash", {"command": "mypy src"}, output, True)]))
+    errors = by_kind(extract(span), ERROR)
+    assert lines[-1] in errors and lines[0] not in errors
+
+
+def test_every_distinct_error_of_an_output_is_kept_the_first_few_ranked_highest() -> None:
+    words = ["unused import", "line too long", "unused variable", "none comparison"]
+    words += ["redefined name", "bare except", "mutable default"]
+    lines = [f"src/app.py:{i}:1: error: {w}" for i, w in enumerate(words, 1)]
+    span = session(("Lint.", [("Bash", {"command": "ruff check ."}, "\n".join(lines), True)]))
+    errors = [e for e in extract(span) if e.kind == ERROR]
+    assert sorted(e.text for e in errors) == sorted(lines)
+    command = next(e for e in extract(span) if e.kind == RAN)
+    ranks = sorted((e.rank for e in errors), reverse=True)
+    assert ranks[0] > command.rank > ranks[-1]  # the rest go before a command's "→ failed"...
+    assert ranks[-1] > 70  # ...but before a command that merely ran
+
+
+def test_a_failed_http_status_line_and_a_go_test_failure_are_error_lines() -> None:
+    span = session(
+        (
+            "Checking.",
+            [
+                (
+                    "Bash",
+                    {"command": "curl -si localhost/health"},
+                    "HTTP/1.1 503 Service Unavailable\nretry-after: 5",
+                    False,
+                ),
+                (
+                    "Bash",
+                    {"command": "go test ./..."},
+                    "--- FAIL: TestParse (0.00s)\nFAIL\tacme/p\t0.01s",
+                    False,
+                ),
+            ],
+        ),
+    )
+    errors = by_kind(extract(span), ERROR)
+    assert "HTTP/1.1 503 Service Unavailable" in errors
+    assert "--- FAIL: TestParse (0.00s)" in errors
+    assert "go test ./... → failed" in by_kind(extract(span), RAN)
+
+
+def test_commands_that_merely_ran_share_one_line_and_read_back_as_entries() -> None:
+    span = session(
+        (
+            "Looking around.",
+            [
+                ("Bash", {"command": "git status"}, "nothing to commit, working tree clean", False),
+                ("Bash", {"command": "ls src"}, "a.py\nb.py", False),
+                ("Bash", {"command": "pytest -q"}, PYTEST_FAIL, True),
+            ],
+        ),
+    )
+    entries = extract(span)
+    text = render(entries)
+    assert "- ran ok: git status · ls src" in text.split("\n")
+    assert "- ran: pytest -q → 1 failed, 3 passed" in text.split("\n")
+    assert "→ ok" not in text  # said once, by the line's label
+    back = split(f"Prose.\n\n{text}").entries
+    assert sorted(e.text for e in back if e.kind == RAN) == sorted(by_kind(entries, RAN))
+    assert sorted(e.key for e in back) == sorted(e.key for e in entries)
+
+
+def test_room_a_long_entry_leaves_holds_shorter_ones_ranked_below_it() -> None:
+    long_command = "psql -h db -c '" + "select 1; " * 12 + "' && pg_dump --schema-only -f x.sql"
+    span = session(
+        (
+            "Work.",
+            [
+                ("Bash", {"command": "pytest"}, "E   KeyError: 'tenant_id'", True),
+                ("Bash", {"command": long_command}, "", False),
+                ("Read", {"file_path": "src/a.py"}, "pass", False),
+            ],
+        ),
+    )
+    prose = "Goal: find the tenant bug."
+    without_long = render([e for e in extract(span) if not e.text.startswith("psql")], left_out=1)
+    budget = count(f"{prose}\n\n{without_long}")
+    result = apply_ledger(prose, span, None, budget, count)
+    assert count(result.text) <= budget
+    section = split(result.text)
+    assert "src/a.py" in [e.text for e in section.entries]  # below the command, and it fits
+    assert not any(e.text.startswith("psql") for e in section.entries)
+    assert section.left_out == result.dropped == 1
+
+
+def test_build_step_errors_and_panics_are_error_lines_and_a_report_heading_is_not() -> None:
+    docker = (
+        '#7 [3/5] RUN npm ci\n#7 ERROR: process "/bin/sh -c npm ci" did not complete: exit code: 1'
+    )
+    panic = "thread 'main' panicked at 'index out of bounds', src/main.rs:4:5"
+    rspec = "Failures:\n\n  1) Order#total sums items\n     Failure/Error: expect(total).to eq(30)"
+    span = session(
+        (
+            "Building.",
+            [
+                ("Bash", {"command": "docker build ."}, docker, False),
+                ("Bash", {"command": "cargo run"}, panic, False),
+                ("Bash", {"command": "rspec"}, rspec, False),
+            ],
+        ),
+    )
+    entries = extract(span)
+    errors = by_kind(entries, ERROR)
+    assert docker.split("\n")[1] in errors
+    assert panic in errors and "cargo run → failed" in by_kind(entries, RAN)
+    assert "Failure/Error: expect(total).to eq(30)" in errors and "Failures:" not in errors
+
+
+def test_a_place_in_a_source_file_or_a_call_is_not_a_value() -> None:
+    from engine.ledger.model import value_needles
+    from engine.ledger.values import values_in
+
+    # A traceback's "file:line" is not a port, nor a call's argument a setting's value.
+    assert values_in("tests/test_models.py:183: accounts = parse(source, strict=True)") == []
+    assert values_in("at com.acme.Foo.bar(Foo.java:42)") == []
+    assert values_in("response = make_fixture(2)") == []
+    # A grep hit reads as the line it found; a host's port is still a port.
+    assert value_needles("billing_client/http.py:12:DEFAULT_TIMEOUT = 5")[0] == (
+        "DEFAULT_TIMEOUT",
+        "5",
+    )
+    assert values_in("connect to localhost:5432 failed") == ["5432"]
+    assert "8080" in values_in("http://api.local:8080/health")
+
+
+def test_what_an_error_line_says_indented_under_it_is_kept_with_it() -> None:
+    jest = "\n".join(
+        [
+            "PASS src/a.test.tsx (1.3 s)",
+            "FAIL src/screens/Pairing.test.tsx (12.0 s)",
+            "  ● PairingScreen › shows retry after timeout",
+            "",
+            '    thrown: "Exceeded timeout of 5000 ms for a test."',
+        ]
+    )
+    gradle = "> A failure occurred while executing CheckDuplicatesRunnable\n"
+    gradle += "   > Duplicate class k.Jdk8Kt found in modules stdlib-1.9.24 and stdlib-jdk8-1.7.10"
+    span = session(
+        (
+            "Tests.",
+            [
+                ("Bash", {"command": "npx jest"}, jest, True),
+                ("Bash", {"command": "./gradlew assemble"}, gradle, True),
+            ],
+        ),
+    )
+    errors = {e.text: e.rank for e in extract(span) if e.kind == ERROR}
+    assert "● PairingScreen › shows retry after timeout" in errors
+    detail = "> Duplicate class k.Jdk8Kt found in modules stdlib-1.9.24 and stdlib-jdk8-1.7.10"
+    assert detail in errors
+    # Below the error lines themselves, above a command that merely ran.
+    assert errors["FAIL src/screens/Pairing.test.tsx (12.0 s)"] > errors[detail] > 70
+
+
+def test_a_log_line_naming_what_the_conversation_is_about_is_kept_around_that_name() -> None:
+    # Forty purge lines of one template: the one for the sku the user asked about is the one
+    # the work is about, and its purge id sits at the end of a long line.
+    lines = [
+        f"2026-12-07T03:{i:02d}:00Z INFO purge POST /purge/sku%3A{10000 + i * 7} status=200 "
+        f'body={{"status": "ok", "id": "19283-17335-{4000000 + i}"}} took={i + 20}ms'
+        for i in range(40)
+    ]
+    lines[23] = lines[23].replace(f"sku%3A{10000 + 23 * 7}", "sku%3A88120")
+    messages = list(
+        session(
+            (
+                "Reading the purge log.",
+                [("Bash", {"command": "cat purge.log"}, "\n".join(lines), False)],
+            )
+        )
+    )
+    ask = Message("u-ask", Role.USER, (TextContentBlock("Why is page 88120 still stale?"),))
+    span = (messages[0], ask, *messages[1:])
+    values = by_kind(extract(span), VALUE)
+    assert any("sku%3A88120" in v and "4000023" in v for v in values), values
+
+
+def test_further_instances_of_one_error_template_in_an_output_rank_below_a_command() -> None:
+    from engine.ledger.model import REPEAT_RANK
+
+    names = ["orders", "invoices", "shipments", "warehouses", "addresses"]
+    log = [f'ERROR: could not obtain lock on relation "{n}"' for n in names]
+    log.append("ERROR: canceling statement due to statement timeout")
+    span = session(("Log.", [("Bash", {"command": "tail pg.log"}, "\n".join(log), False)]))
+    entries = extract(span)
+    errors = {e.text: e.rank for e in entries if e.kind == ERROR}
+    assert set(errors) == set(log)  # every distinct line is still kept while room lasts
+    locks = sorted((errors[line] for line in log[:5]), reverse=True)
+    assert locks[0] > 70 and locks[1:] == [REPEAT_RANK] * 4
+    assert errors[log[5]] > 70  # another kind of error is not a repeat
+
+
+def test_a_quoted_message_is_not_a_name_two_messages_are_two_errors() -> None:
+    log = [
+        'level=error msg="forward failed" err="upstream returned 503"',
+        'level=error msg="jwks refresh failed" err="dial tcp: connection refused"',
+    ]
+    span = session(("Log.", [("Bash", {"command": "kubectl logs gw"}, "\n".join(log), False)]))
+    ranks = [e.rank for e in extract(span) if e.kind == ERROR]
+    assert len(ranks) == 2 and min(ranks) > 70
+
+
+def test_a_stack_frame_under_an_error_is_not_its_detail() -> None:
+    output = "BleError: Bluetooth is powered off\n    at BleManager._call (src/ble.js:1104:13)"
+    span = session(("Tests.", [("Bash", {"command": "npx jest"}, output, True)]))
+    errors = by_kind(extract(span), ERROR)
+    assert errors == ["BleError: Bluetooth is powered off"]
+
+
+def test_a_runners_progress_is_no_value_and_code_under_an_error_no_detail() -> None:
+    output = "\n".join(
+        [
+            "tests/test_retry.py F. [ 30%]",
+            "tests/test_models.py .. [100%]",
+            "_______ test_no_retry_on_client_error _______",
+            "    def test_no_retry_on_client_error():",
+            "E   AssertionError: expected 1 call, got 4",
+        ]
+    )
+    span = session(("Tests.", [("Bash", {"command": "pytest"}, output, True)]))
+    entries = extract(span)
+    assert not any("%]" in v for v in by_kind(entries, VALUE))
+    assert not any(e.startswith("def ") for e in by_kind(entries, ERROR))
