@@ -23,6 +23,7 @@ from engine.ledger.model import (
     RAN,
     READ,
     REPEAT_RANK,
+    TOP_VALUE_RANK,
     VALUE,
     WROTE,
     Entry,
@@ -375,11 +376,14 @@ def _values(lines: list[str], position: int, named: frozenset[str] = frozenset()
             if not alone:
                 entry = msgspec.structs.replace(entry, rank=entry.rank - CROWD_PENALTY)
             entries.append((alone, entry))
-    # A line the conversation names stands out of its crowd, read around the name.
+    # A line the conversation names stands out of its crowd, read around the name, and ranks
+    # as the most specific of values: the work is about it, whatever its value's kind (a bare
+    # count beside the id the user asked after), ahead of a git log's or a table's rows.
     for line, term in mentioned.items():
         if values_in(line) and not _COUNT.search(line) and not _PROGRESS.search(line):
-            text = window(line, term, _NAMED_LIMIT)
-            entries.append((True, make_entry(VALUE, text, position)))
+            entry = make_entry(VALUE, window(line, term, _NAMED_LIMIT), position)
+            entry = msgspec.structs.replace(entry, rank=TOP_VALUE_RANK)
+            entries.append((True, entry))
     ranked = sorted(entries, key=lambda a_e: (not a_e[0], -a_e[1].rank, a_e[1].text))
     best = {id(e) for _, e in ranked[:_VALUES_PER_OUTPUT]}
     return [e for _, e in entries if id(e) in best]

@@ -31,6 +31,8 @@ OUTCOME = " → "  # between a command and what came of it
 # not obtain lock on relation X" for the fifth X): below a command that ran and a file read, it
 # fills what room is left.
 REPEAT_RANK = 58
+# The most a value ranks (value_rank): below a file read and a command that ran.
+TOP_VALUE_RANK = 68
 
 
 class Entry(msgspec.Struct, frozen=True):
@@ -108,7 +110,7 @@ def value_rank(value: str, line: str) -> int:
         rank += 12
     elif "=" in line or ":" in line:
         rank += 5
-    return min(rank, 68)
+    return min(rank, TOP_VALUE_RANK)
 
 
 def value_needles(line: str) -> tuple[tuple[str, ...], int]:

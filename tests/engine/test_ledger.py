@@ -568,6 +568,38 @@ def test_a_log_line_naming_what_the_conversation_is_about_is_kept_around_that_na
     assert any("sku%3A88120" in v and "4000023" in v for v in values), values
 
 
+def test_a_log_line_the_conversation_names_outranks_a_git_logs_commits() -> None:
+    # A git log's commits carry ids and dates (specific kinds); the purge line for the sku the
+    # user asked about carries only a bare id, but the work is about it: it goes in first.
+    lines = [
+        f"INFO purge POST /purge/sku%3A{10000 + i * 7} id={4000000 + i} took={i + 20}ms"
+        for i in range(40)
+    ]
+    lines[23] = lines[23].replace(f"sku%3A{10000 + 23 * 7}", "sku%3A88120")
+    log = "\n".join(
+        f"{sha1(str(i).encode()).hexdigest()[:7]} 2026-11-{i + 1:02d} dev{i % 3} Fix item {i}"
+        for i in range(6)
+    )
+    messages = list(
+        session(
+            (
+                "Reading the history and the purge log.",
+                [
+                    ("Bash", {"command": "git log --oneline"}, log, False),
+                    ("Bash", {"command": "cat purge.log"}, "\n".join(lines), False),
+                ],
+            )
+        )
+    )
+    ask = Message("u-ask", Role.USER, (TextContentBlock("Why is page 88120 still stale?"),))
+    span = (messages[0], ask, *messages[1:])
+    values = [e for e in extract(span) if e.kind == VALUE]
+    named = next(e for e in values if "sku%3A88120" in e.text)
+    commits = [e for e in values if "2026-11-" in e.text]
+    assert commits
+    assert all(named.rank > e.rank for e in commits), (named.rank, [e.rank for e in commits])
+
+
 def test_further_instances_of_one_error_template_in_an_output_rank_below_a_command() -> None:
     from engine.ledger.model import REPEAT_RANK
 
