@@ -127,9 +127,10 @@ def _extract(span: tuple[Message, ...]) -> list[Entry]:
 def _text_values(text: str, position: int) -> list[Entry]:
     entries: list[Entry] = []
     for sentence in sentences(text):
-        if sentence.endswith("?") or not values_in(sentence):
+        found = values_in(sentence, spoken=True)
+        if sentence.endswith("?") or not found:
             continue
-        best = values_in(sentence)[0]
+        best = found[0]
         entries.append(make_entry(VALUE, window(sentence, best, _VALUE_LIMIT), position))
     ranked = sorted(entries, key=lambda e: -e.rank)[:_VALUES_PER_TEXT]
     return [e for e in entries if e in ranked]

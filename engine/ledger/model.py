@@ -116,7 +116,8 @@ def value_rank(value: str, line: str) -> int:
 def value_needles(line: str) -> tuple[tuple[str, ...], int]:
     """A value line's most specific value (with the setting's name when the value alone is too
     short to find: "workers = 4"), and its rank."""
-    found = values_in(line)
+    # A conversation's line may state its value only as people say it ("took 22 minutes").
+    found = values_in(line) or values_in(line, spoken=True)
     if not found:
         return (line.rstrip("…"),), 30
     best = max(found, key=lambda v: (value_rank(v, line), -found.index(v)))

@@ -19,7 +19,19 @@ _SETTING = re.compile(
     r"^\s*[\"']?([A-Za-z_][\w.\-]{1,40})[\"']?\s*(?:[:=]|->)\s*[\"']?"
     r"(?=[^\s\"',;{}\[\]()]*\d)([^\s\"',;{}\[\]()]+)[\"']?,?\s*(?:#.*)?$"  # a literal, not a call
 )
-_NUMBER = re.compile(r"(?<![\w.])\d{3,}(?:\.\d+)?(?![\w.])|(?<![\w.])\d+\.\d+(?![\w.])")
+# A number with its unit written apart, as people say it ("took 22 minutes", "6 hours").
+WITH_UNIT = re.compile(
+    r"(?<![\w.])\d+(?:[.,]\d+)? (?:ms|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|"
+    r"weeks?|months?|[KMGT]i?B|bytes?|rows|rps|connections|cores|replicas|workers)(?![\w/])"
+)
+# A time of day, as a conversation says it in passing ("Sunday 03:00", "at 16:30").
+_SPOKEN = re.compile(r"(?<![\w:.])\d{1,2}:\d{2}(?![\w:])")
+# A bare number: its thousands grouped ("3,400" whole, not its "400"), of three digits or more,
+# or with a decimal point.
+_NUMBER = re.compile(
+    r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w,])"
+    r"|(?<![\w.])\d{3,}(?:\.\d+)?(?![\w.])|(?<![\w.])\d+\.\d+(?![\w.])"
+)
 
 
 # A place in a source file, not a value: tests/test_api.py:183, (Foo.java:42), app.py:12: ...
@@ -43,15 +55,19 @@ def _readable(line: str) -> str:
 LINE_LIMIT = 400
 
 
-def values_in(line: str, *, numbers: bool = True) -> list[str]:
+def values_in(line: str, *, numbers: bool = True, spoken: bool = False) -> list[str]:
     """The values a line states, most telling kinds first; `numbers`: bare numbers too (of three
-    digits or more, or with a decimal point), for prose where "hit rate 0.881" has no unit."""
+    digits or more, or with a decimal point), for prose where "hit rate 0.881" has no unit;
+    `spoken`: a conversation's sentence, where units are written out and times of day said."""
     line = _readable(line)
     found: list[str] = []
     setting = _SETTING.match(line)
     if setting:
         found.append(setting.group(2))
     found.extend(m.group(0) for m in _VALUE.finditer(line))
+    if spoken:
+        found.extend(m.group(0) for m in WITH_UNIT.finditer(line))
+        found.extend(m.group(0) for m in _SPOKEN.finditer(line))
     if numbers and not found:
         found.extend(m.group(0) for m in _NUMBER.finditer(line))
     return list(dict.fromkeys(v.strip() for v in found if v.strip()))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from engine.ledger.values import standing_out
+from engine.ledger.values import WITH_UNIT, standing_out
 from engine.messages import (
     Message,
     Role,
@@ -165,16 +165,10 @@ _COMMAND_KEYS = ("cmd", "command", "script", "code", "query", "shell")
 _PATH_KEYS = ("path", "file", "file_path", "filename", "target", "dest")
 
 
-# A number with its unit written apart: "120 seconds" states another fact than the
-# "--duration 120" of a command, so a corrected value is not taken for one already said.
-_WITH_UNIT = re.compile(
-    r"(?<![\w.])\d+(?:[.,]\d+)? (?:ms|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|"
-    r"weeks?|months?|[KMGT]i?B|bytes?|rows|rps|connections|cores|replicas|workers)(?![\w/])"
-)
-
-
 def values_with_units(text: str) -> frozenset[str]:
-    return frozenset(m.group(0).lower() for m in _WITH_UNIT.finditer(text))
+    """A number with its unit written apart: "120 seconds" states another fact than the
+    "--duration 120" of a command, so a corrected value is not taken for one already said."""
+    return frozenset(m.group(0).lower() for m in WITH_UNIT.finditer(text))
 
 
 def terms_of(text: str) -> frozenset[str]:

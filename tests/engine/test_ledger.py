@@ -646,3 +646,19 @@ def test_a_runners_progress_is_no_value_and_code_under_an_error_no_detail() -> N
     entries = extract(span)
     assert not any("%]" in v for v in by_kind(entries, VALUE))
     assert not any(e.startswith("def ") for e in by_kind(entries, ERROR))
+
+
+def test_numbers_said_in_passing_are_values_as_people_say_them() -> None:
+    # Units written out, counts grouped by thousands, a time of day: each the value of its
+    # sentence (its needle), not a bare fragment of it ("400" of "3,400") or no value at all.
+    said = (
+        "CI says the Android job now takes 22 minutes, it was 14 before the bump. "
+        "For scale: about 3,400 SKUs change price in a typical nightly run. "
+        "Sunday 03:00 UTC it is."
+    )
+    span = (
+        Message("u0", Role.USER, (TextContentBlock(said),)),
+        Message("a0", Role.ASSISTANT, (TextContentBlock("Noted."),)),
+    )
+    needles = {e.needles for e in extract(span) if e.kind == VALUE}
+    assert {("22 minutes",), ("3,400",), ("03:00",)} <= needles, needles
