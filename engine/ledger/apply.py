@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from engine.ledger.extraction import extract
+import msgspec
+
+from engine.ledger.extraction import error_template, extract
 from engine.ledger.merge import merge
-from engine.ledger.model import VALUE, Entry, Ledger, LedgerResult, squash
+from engine.ledger.model import ERROR, REPEAT_RANK, VALUE, Entry, Ledger, LedgerResult, squash
 from engine.ledger.render import render, split
 
 # At most this share of a summary's budget is kept from the summarizer's prose for the ledger
@@ -26,6 +28,19 @@ _MORE_TRIES = 32
 def stated(entry: Entry, prose: str) -> bool:
     """The prose already says it: each needle appears (case and spacing aside)."""
     return all(squash(needle).lower() in prose for needle in entry.needles)
+
+
+def _repeats_ranked_down(missing: list[Entry], said: list[Entry]) -> list[Entry]:
+    """An error whose template the prose already states with another instance ("could not
+    obtain lock on relation X" for another X) tells less than a command that ran: it ranks as a
+    repeat within one output does (extraction._errors), filling what room is left."""
+    templates = {error_template(e.text) for e in said if e.kind == ERROR}
+    return [
+        msgspec.structs.replace(e, rank=min(e.rank, REPEAT_RANK))
+        if e.kind == ERROR and error_template(e.text) in templates
+        else e
+        for e in missing
+    ]
 
 
 def _ranked(entries: list[Entry]) -> list[Entry]:
@@ -52,7 +67,8 @@ def apply_ledger(
         entries = merge(prior_ledger.entries, entries)
     ledger = Ledger(tuple(entries))
     lowered = squash(prose).lower()
-    missing = _ranked([e for e in entries if not stated(e, lowered)])
+    said = [e for e in entries if stated(e, lowered)]
+    missing = _ranked(_repeats_ranked_down([e for e in entries if not stated(e, lowered)], said))
     if not missing or not prose.strip():
         # An empty summary is the summarizer's failure, reported as one (not a bare ledger).
         return LedgerResult(prose, ledger, 0, len(missing) if not prose.strip() else 0)

@@ -303,14 +303,14 @@ def _errors(lines: list[str], failed: bool, position: int, *, read: bool) -> lis
     # relation X" for the fifth X) tells less than a further command: it fills what room is left.
     said: set[str] = set()
     for entry in sorted(entries, key=lambda e: -e.rank):
-        template = _template(entry.text)
+        template = error_template(entry.text)
         if template in said:
             entries[entries.index(entry)] = msgspec.structs.replace(entry, rank=REPEAT_RANK)
         said.add(template)
     return entries
 
 
-def _template(error: str) -> str:
+def error_template(error: str) -> str:
     """An error line with its names and numbers blanked: its quoted names ("warehouses"), and
     each word with a digit in it (times, pids, pod-7f9c2)."""
     return _WITH_DIGIT.sub("0", _QUOTED.sub("Q", error.lower()))

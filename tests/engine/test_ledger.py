@@ -662,3 +662,26 @@ def test_numbers_said_in_passing_are_values_as_people_say_them() -> None:
     )
     needles = {e.needles for e in extract(span) if e.kind == VALUE}
     assert {("22 minutes",), ("3,400",), ("03:00",)} <= needles, needles
+
+
+def test_an_error_whose_template_the_prose_states_goes_after_a_command() -> None:
+    # Two logs, each with its lock error: the prose quotes one; the other's instance (another
+    # relation) tells less than the migration command the prose left out.
+    lock = 'ERROR: could not obtain lock on relation "{}"'
+    span = session(
+        (
+            "Logs and the migration.",
+            [
+                ("Bash", {"command": "tail primary.log"}, lock.format("orders"), False),
+                ("Bash", {"command": "tail replica.log"}, lock.format("invoices"), False),
+                ("Bash", {"command": "alembic -c deploy/alembic.ini upgrade head"}, "done", False),
+            ],
+        )
+    )
+    prose = f"Summary.\n- {lock.format('orders')}\n- tail primary.log\n- tail replica.log"
+    # Room for the one entry or the other: the longer, the error, would fit alone.
+    error = f"- error: {lock.format('invoices')}"
+    room = f"{prose}\n\n{HEADING}\n{error}\n(+1 more ledger entries left out)"
+    result = apply_ledger(prose, span, None, count(room), count)
+    assert "alembic -c deploy/alembic.ini upgrade head" in result.text, result.text
+    assert lock.format("invoices") not in result.text
