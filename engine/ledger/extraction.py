@@ -295,7 +295,7 @@ def _errors(lines: list[str], failed: bool, position: int, *, read: bool) -> lis
     first = set(error_lines(distinct, _ERRORS_PER_OUTPUT))
     entries = []
     for line in error_lines(distinct, _MORE_ERRORS_PER_OUTPUT):
-        entry = make_entry(ERROR, clip(line, _ERROR_LIMIT), position)
+        entry = make_entry(ERROR, _error_text(line), position)
         if line not in first:
             entry = msgspec.structs.replace(entry, rank=_MORE_ERROR_RANK)
         entries.append(entry)
@@ -308,6 +308,25 @@ def _errors(lines: list[str], failed: bool, position: int, *, read: bool) -> lis
             entries[entries.index(entry)] = msgspec.structs.replace(entry, rank=REPEAT_RANK)
         said.add(template)
     return entries
+
+
+# A parenthesized aside: what it says may be said already before it.
+_ASIDE = re.compile(r" \(([^()]{1,120})\)")
+
+
+def _error_text(line: str) -> str:
+    """An error line as an entry says it: a line too long for the limit first loses its asides
+    that only restate values said before them ("kotlin-stdlib-1.9.24
+    (org.jetbrains.kotlin:kotlin-stdlib:1.9.24)"), so what follows them still fits."""
+    if len(line) > _ERROR_LIMIT:
+
+        def restated(match: re.Match[str]) -> str:
+            said = values_in(match.group(0).strip())  # its values, read as an aside's
+            before = line[: match.start()]
+            return "" if said and all(v in before for v in said) else match.group(0)
+
+        line = _ASIDE.sub(restated, line)
+    return clip(line, _ERROR_LIMIT)
 
 
 def error_template(error: str) -> str:
@@ -325,12 +344,12 @@ def _details(output: str, errors: list[Entry], position: int) -> list[Entry]:
     found: dict[str, int] = {}  # detail -> its error's rank
     raw = output.splitlines()[:_DETAIL_SCAN]
     for index, line in enumerate(raw):
-        parent = rank.get(clip(clean(line), _ERROR_LIMIT)) if line.strip() else None
+        parent = rank.get(_error_text(clean(line))) if line.strip() else None
         if parent is None:
             continue
         after = next((x for x in raw[index + 1 : index + 3] if x.strip()), "")
         indent = len(line) - len(line.lstrip())
-        detail = clip(clean(after), _ERROR_LIMIT)
+        detail = _error_text(clean(after))
         if len(after) - len(after.lstrip()) <= indent or len(detail) < 8 or detail in rank:
             continue
         if _FRAME.match(detail) or is_code(detail):  # where it was thrown, not what it says

@@ -685,3 +685,21 @@ def test_an_error_whose_template_the_prose_states_goes_after_a_command() -> None
     result = apply_ledger(prose, span, None, count(room), count)
     assert "alembic -c deploy/alembic.ini upgrade head" in result.text, result.text
     assert lock.format("invoices") not in result.text
+
+
+def test_a_long_error_line_loses_the_asides_that_restate_its_values_before_its_tail() -> None:
+    line = (
+        "ERROR: Duplicate class kotlin.collections.jdk8.CollectionsJDK8Kt found in modules "
+        "kotlin-stdlib-1.9.24 (org.jetbrains.kotlin:kotlin-stdlib:1.9.24) and "
+        "kotlin-stdlib-jdk8-1.7.10 (org.jetbrains.kotlin:kotlin-stdlib-jdk8:1.7.10)"
+    )
+    span = session(("Build.", [("Bash", {"command": "./gradlew assemble"}, line, True)]))
+    errors = by_kind(extract(span), ERROR)
+    assert errors == [
+        "ERROR: Duplicate class kotlin.collections.jdk8.CollectionsJDK8Kt found in modules "
+        "kotlin-stdlib-1.9.24 and kotlin-stdlib-jdk8-1.7.10"
+    ], errors
+    # An aside that says something new stays: "(exit 137)" names no value said before it.
+    short = "ERROR: worker killed (exit 137) while writing chunk 18 of 40"
+    span = session(("Run.", [("Bash", {"command": "make run"}, short, True)]))
+    assert by_kind(extract(span), ERROR) == [short]
