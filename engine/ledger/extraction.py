@@ -290,8 +290,9 @@ def _errors(lines: list[str], failed: bool, position: int, *, read: bool) -> lis
         )
     # One line per error (digits aside), its latest instance: the ledger's identity for an
     # error (model.shape), so the eighth "m7.py:7: error: ..." is the one kept, not the first.
-    latest = {shape(line): i for i, line in enumerate(lines)}
-    distinct = [line for i, line in enumerate(lines) if latest[shape(line)] == i]
+    shapes = [shape(line) for line in lines]
+    latest = {found: i for i, found in enumerate(shapes)}
+    distinct = [line for i, line in enumerate(lines) if latest[shapes[i]] == i]
     first = set(error_lines(distinct, _ERRORS_PER_OUTPUT))
     entries = []
     for line in error_lines(distinct, _MORE_ERRORS_PER_OUTPUT):
