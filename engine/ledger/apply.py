@@ -67,18 +67,20 @@ def apply_ledger(
         entries = merge(prior_ledger.entries, entries)
     ledger = Ledger(tuple(entries))
     lowered = squash(prose).lower()
-    said = [e for e in entries if stated(e, lowered)]
-    missing = _ranked(_repeats_ranked_down([e for e in entries if not stated(e, lowered)], said))
+    said: list[Entry] = []
+    unsaid: list[Entry] = []
+    for entry in entries:
+        (said if stated(entry, lowered) else unsaid).append(entry)
+    missing = _ranked(_repeats_ranked_down(unsaid, said))
     if not missing or not prose.strip():
         # An empty summary is the summarizer's failure, reported as one (not a bare ledger).
         return LedgerResult(prose, ledger, 0, len(missing) if not prose.strip() else 0)
 
-    def with_top(count: int) -> str:
-        section = render(missing[:count], left_out=len(missing) - count)
-        return f"{prose}\n\n{section}"
+    def with_entries(kept: list[Entry]) -> str:
+        return f"{prose}\n\n{render(kept, left_out=len(missing) - len(kept))}"
 
     def fits(count: int) -> bool:
-        return count_tokens(with_top(count)) <= budget_tokens
+        return count_tokens(with_entries(missing[:count])) <= budget_tokens
 
     if not fits(0):  # not even the count line
         return LedgerResult(prose, ledger, 0, len(missing))
@@ -90,18 +92,14 @@ def apply_ledger(
             low = middle
         else:
             high = middle - 1
-    if low == len(missing):
-        return LedgerResult(with_top(low), ledger, low, 0)
     # The room the next entry was too long for still holds shorter ones further down the
     # ranking (a file beside a long command): each that fits goes in, in rank order.
     kept = missing[:low]
     for entry in missing[low + 1 : low + 1 + _MORE_TRIES]:
         tried = [*kept, entry]
-        text = f"{prose}\n\n{render(tried, left_out=len(missing) - len(tried))}"
-        if count_tokens(text) <= budget_tokens:
+        if count_tokens(with_entries(tried)) <= budget_tokens:
             kept = tried
-    section = render(kept, left_out=len(missing) - len(kept))
-    return LedgerResult(f"{prose}\n\n{section}", ledger, len(kept), len(missing) - len(kept))
+    return LedgerResult(with_entries(kept), ledger, len(kept), len(missing) - len(kept))
 
 
 def ledger_reserve(

@@ -303,10 +303,10 @@ def _errors(lines: list[str], failed: bool, position: int, *, read: bool) -> lis
     # Another instance of an error already said here (a log's "could not obtain lock on
     # relation X" for the fifth X) tells less than a further command: it fills what room is left.
     said: set[str] = set()
-    for entry in sorted(entries, key=lambda e: -e.rank):
-        template = error_template(entry.text)
+    for index in sorted(range(len(entries)), key=lambda i: -entries[i].rank):
+        template = error_template(entries[index].text)
         if template in said:
-            entries[entries.index(entry)] = msgspec.structs.replace(entry, rank=REPEAT_RANK)
+            entries[index] = msgspec.structs.replace(entries[index], rank=REPEAT_RANK)
         said.add(template)
     return entries
 
@@ -375,6 +375,11 @@ def _named(span: tuple[Message, ...]) -> frozenset[str]:
     )
 
 
+def _tally(line: str) -> bool:
+    """A test run's totals (its command's outcome) or its progress (nothing): no value line."""
+    return bool(_COUNT.search(line) or _PROGRESS.search(line))
+
+
 def _values(lines: list[str], position: int, named: frozenset[str] = frozenset()) -> list[Entry]:
     """The most specific values of an output's lines that are not instances of a template
     repeated through it (a log's thousand request lines say nothing one by one). Of a long
@@ -388,8 +393,8 @@ def _values(lines: list[str], position: int, named: frozenset[str] = frozenset()
     entries: list[tuple[bool, Entry]] = []
     mentioned = named_lines(lines, named)
     for line, alone in zip(salient, standing_out(salient), strict=True):
-        if _COUNT.search(line) or _PROGRESS.search(line) or line in mentioned:
-            continue  # a test run's totals are its outcome; its progress, nothing
+        if _tally(line) or line in mentioned:
+            continue
         found = values_in(line)
         if found:
             entry = make_entry(VALUE, window(line, found[0], _VALUE_LIMIT), position)
@@ -401,7 +406,7 @@ def _values(lines: list[str], position: int, named: frozenset[str] = frozenset()
     # as the most specific of values: the work is about it, whatever its value's kind (a bare
     # count beside the id the user asked after), ahead of a git log's or a table's rows.
     for line, term in mentioned.items():
-        if values_in(line) and not _COUNT.search(line) and not _PROGRESS.search(line):
+        if values_in(line) and not _tally(line):
             entry = make_entry(VALUE, window(line, term, _NAMED_LIMIT), position)
             entry = msgspec.structs.replace(entry, rank=TOP_VALUE_RANK)
             entries.append((True, entry))

@@ -141,7 +141,7 @@ def _fill(pool: list[Candidate], budget: int) -> list[Candidate]:
             continue
         used += cost
         seen_text.add(key)
-        covered.update(candidate.terms | values_with_units(text))
+        covered.update(says)
         open_sections.add(candidate.section)
         chosen.append(
             Candidate(candidate.section, candidate.priority, candidate.order, text, candidate.terms)
