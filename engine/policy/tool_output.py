@@ -33,7 +33,7 @@ NOTICE = re.compile(r"(?i)\b(?:warn\w*|deprecat\w*|skipp\w*|ignor\w*|dropp\w*|re
 _NOT_ERROR_TEXT = re.compile(
     r"^Traceback \(most recent call last\):?$"
     r"|^(?i:errors?|failures?|failed):?$"  # a report's heading ("Failures:"), its lines follow
-    r"|^(?:[*|/\\ ]+)?(?:commit )?(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40} "
+    rf"|^(?:[*|/\\ ]+)?(?:commit )?{HASH.pattern} "
 )
 
 KEY_VALUE = re.compile(r"^[\w.\-\[\] \"']{1,48}?\s*(?:[:=]|->|=>)\s*\S")
