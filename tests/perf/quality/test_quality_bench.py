@@ -79,3 +79,13 @@ def test_set_h_plants_every_kind_and_each_fact_is_in_its_own_session() -> None:
         whole = "\n".join(m.text() for m in session.build())
         assert all(kept(whole, fact.needles) for fact in session.facts), session.name
         assert 20_000 <= len(whole) // 3 <= 35_000, session.name  # long sessions, by len/3
+
+
+def test_set_j_plants_every_kind_and_each_fact_is_in_its_own_session() -> None:
+    kinds = [fact.kind for session in SETS["J"] for fact in session.facts]
+    assert 60 <= len(kinds) <= 75 and set(kinds) == set(KINDS)
+    assert "J" not in HELD_OUT  # a tuning set: its misses may be listed
+    for session in SETS["J"]:
+        whole = "\n".join(m.text() for m in session.build())
+        assert all(kept(whole, fact.needles) for fact in session.facts), session.name
+        assert 24_000 <= len(whole) // 3 <= 35_000, session.name  # long sessions, by len/3
