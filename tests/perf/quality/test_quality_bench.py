@@ -34,7 +34,7 @@ def test_set_e_plants_every_kind_and_each_fact_is_in_its_own_session() -> None:
 
 
 def test_held_out_sets_never_list_their_lost_facts() -> None:
-    for held_out in "BCEG":
+    for held_out in "BCEGI":
         with pytest.raises(SystemExit):
             main(["--misses", held_out])
 
@@ -86,6 +86,18 @@ def test_set_j_plants_every_kind_and_each_fact_is_in_its_own_session() -> None:
     assert 60 <= len(kinds) <= 75 and set(kinds) == set(KINDS)
     assert "J" not in HELD_OUT  # a tuning set: its misses may be listed
     for session in SETS["J"]:
+        whole = "\n".join(m.text() for m in session.build())
+        assert all(kept(whole, fact.needles) for fact in session.facts), session.name
+        assert 24_000 <= len(whole) // 3 <= 35_000, session.name  # long sessions, by len/3
+
+
+def test_set_i_plants_every_kind_and_each_fact_is_in_its_own_session() -> None:
+    kinds = [fact.kind for session in SETS["I"] for fact in session.facts]
+    assert 60 <= len(kinds) <= 75 and set(kinds) == set(KINDS)
+    assert "I" in HELD_OUT  # held out: only its totals are reported
+    names = [session.name for session in SETS["I"]]
+    assert len(names) == len(set(names)) == 5
+    for session in SETS["I"]:
         whole = "\n".join(m.text() for m in session.build())
         assert all(kept(whole, fact.needles) for fact in session.facts), session.name
         assert 24_000 <= len(whole) // 3 <= 35_000, session.name  # long sessions, by len/3
