@@ -42,6 +42,7 @@ from engine.policy.tool_output import (
     masked_lines,
     salient_lines,
     sentences,
+    shell_output,
 )
 
 _COMMAND_LIMIT = 110
@@ -74,9 +75,6 @@ _WRITE_NAME = re.compile(r"(?i)write|create")
 _EDIT_NAME = re.compile(r"(?i)edit|patch|replace|insert|str_replace")
 _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.M)
 _PATCH_KIND = {"Add": WROTE, "Update": EDITED, "Delete": EDITED}
-# Exit status as Codex and Claude Code print it before the output.
-_EXIT = re.compile(r"^(?:Exit code:? |Process exited with code )(-?\d{1,4})$")
-_HEADER = re.compile(r"^(?:Chunk ID|Wall time|Original token count|Total output lines): ")
 _COUNT = re.compile(
     r"\b(\d+) (passed|failed|failures?|errors?|skipped|xfailed|xpassed|deselected|total)\b"
 )
@@ -166,7 +164,7 @@ def _call(
         return entries
     if command is None:
         command = f"{block.name}"
-    output, exit_code = _unwrap(result.content) if result is not None else ("", None)
+    output, exit_code = shell_output(result.content) if result is not None else ("", None)
     lines = _lines(output)
     first_line = command.strip().split("\n", 1)[0]
     shown = clip(clean(first_line), _COMMAND_LIMIT)
@@ -220,35 +218,6 @@ def _file_kind(name: str) -> str:
     if _READ_NAME.search(name):
         return READ
     return READ
-
-
-def _unwrap(content: str) -> tuple[str, int | None]:
-    """A shell result's output and exit status: Codex's JSON ({"output", "metadata":
-    {"exit_code"}}), its "Exit code: N ... Output:" header, Claude Code's "Exit code N"."""
-    stripped = content.lstrip()
-    if stripped.startswith("{") and '"output"' in stripped[:200]:
-        try:
-            decoded = msgspec.json.decode(stripped)
-        except msgspec.DecodeError:
-            decoded = None
-        if isinstance(decoded, dict) and isinstance(decoded.get("output"), str):
-            meta = decoded.get("metadata")
-            code = meta.get("exit_code") if isinstance(meta, dict) else None
-            exit_code = code if isinstance(code, int) and not isinstance(code, bool) else None
-            return decoded["output"], exit_code
-    lines = content.split("\n")
-    exit_code = None
-    for index, line in enumerate(lines[:6]):
-        match = _EXIT.match(line.strip())
-        if match:
-            exit_code = int(match.group(1))
-        elif line.strip() == "Output:":
-            return "\n".join(lines[index + 1 :]), exit_code
-        elif not _HEADER.match(line) and index > 0 and exit_code is None:
-            break
-    if exit_code is not None and _EXIT.match(lines[0].strip()):
-        return "\n".join(lines[1:]), exit_code
-    return content, exit_code
 
 
 def _outcome(

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+import msgspec
+
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 HASH = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
@@ -142,6 +144,40 @@ def digest_lines(salient: list[str], *, long: bool, limit: int = 110) -> list[in
         picked.append(i)
         size += len(salient[i]) + 3
     return sorted(picked)
+
+
+# Exit status as Codex and Claude Code print it before the output.
+_EXIT = re.compile(r"^(?:Exit code:? |Process exited with code )(-?\d{1,4})$")
+_HEADER = re.compile(r"^(?:Chunk ID|Wall time|Original token count|Total output lines): ")
+
+
+def shell_output(content: str) -> tuple[str, int | None]:
+    """A shell result's output and exit status: Codex's JSON ({"output", "metadata":
+    {"exit_code"}}), its "Exit code: N ... Output:" header, Claude Code's "Exit code N"."""
+    stripped = content.lstrip()
+    if stripped.startswith("{") and '"output"' in stripped[:200]:
+        try:
+            decoded = msgspec.json.decode(stripped)
+        except msgspec.DecodeError:
+            decoded = None
+        if isinstance(decoded, dict) and isinstance(decoded.get("output"), str):
+            meta = decoded.get("metadata")
+            code = meta.get("exit_code") if isinstance(meta, dict) else None
+            exit_code = code if isinstance(code, int) and not isinstance(code, bool) else None
+            return decoded["output"], exit_code
+    lines = content.split("\n")
+    exit_code = None
+    for index, line in enumerate(lines[:6]):
+        match = _EXIT.match(line.strip())
+        if match:
+            exit_code = int(match.group(1))
+        elif line.strip() == "Output:":
+            return "\n".join(lines[index + 1 :]), exit_code
+        elif not _HEADER.match(line) and index > 0 and exit_code is None:
+            break
+    if exit_code is not None and _EXIT.match(lines[0].strip()):
+        return "\n".join(lines[1:]), exit_code
+    return content, exit_code
 
 
 # engine.policy.strategies writes a masked tool result as this prefix, its first line and its
