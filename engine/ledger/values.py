@@ -11,6 +11,7 @@ _VALUE = re.compile(
     r"(?<![\w.])v?\d+\.\d+\.\d+(?:[-+][\w.]+)?(?![\w.])"  # 7.2.4, v1.4.0-rc1
     r"|\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?Z?)?\b"  # dates
     r"|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b"  # commit ids, digests
+    r"|\b(?=[0-9A-F]*\d)(?=[0-9A-F]*[A-F])[0-9A-F]{8,40}\b"  # ids, addresses, LSNs: 9B22D0C8
     r"|(?<![\w.])\d+(?:\.\d+)?\s?(?:ms|s|min|h|kB|KB|MB|GB|KiB|MiB|GiB|%|rps|req/s)(?![\w])"
     r"|\b[A-Z][A-Z0-9]*-\d+\b|\b[A-Z]{2,}\d{2,}\b"  # tickets, codes: PAY-412, TS2322
     r"|(?<=port )\d{2,5}\b|(?<=[a-z]:)\d{2,5}\b"  # ports: port 6380, localhost:5432
@@ -120,10 +121,16 @@ def window(line: str, value: str, limit: int) -> str:
     return ("…" if start else "") + out + "…"
 
 
-# A term distinctive enough to name a line: an id or number of four digits or more, or a
-# snake_case or camelCase name ("88120", "debezium_analytics", "readLoop"); a number is read
-# alone too ("sku%3A88120" names 88120).
-_TERM = re.compile(r"\b(?=\w*(?:\d|_|[a-z][A-Z]))\w{4,}\b")
+# A term distinctive enough to name a line: an id or number of four digits or more, a
+# snake_case, camelCase or hyphenated name, a path or prefix, a decimal or a version ("88120",
+# "debezium_analytics", "readLoop", "media-uploads", "renditions/tmp/", "143.7", "1.0.109"); a
+# number is read alone too ("sku%3A88120" names 88120, "v1.0.109" names 1.0.109).
+_TERM = re.compile(
+    r"\b(?=\w*(?:\d|_|[a-z][A-Z]))\w{4,}\b"
+    r"|\b[a-z][a-z0-9]+(?:-[a-z0-9]+)+\b"
+    r"|(?<![\w/])[\w.-]+/[\w.-]+(?:/[\w.-]*)*"
+    r"|(?<![\d.])\d+\.\d+(?:\.\d+)*(?![\d.])"
+)
 _DIGIT_RUN = re.compile(r"\d{4,}")
 _TERM_TEXT_LIMIT = 4_000
 # A term in more of an output's lines than this names none of them (a year in every timestamp).

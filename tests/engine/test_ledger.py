@@ -7,7 +7,7 @@ import json
 from hashlib import sha1
 
 from engine.ledger import HEADING, Ledger, apply_ledger, extract, ledger_reserve, render, split
-from engine.ledger.model import EDITED, ERROR, RAN, READ, VALUE, WROTE
+from engine.ledger.model import EDITED, ERROR, RAN, READ, TOP_VALUE_RANK, VALUE, WROTE
 from engine.messages import (
     Message,
     Role,
@@ -703,3 +703,66 @@ def test_a_long_error_line_loses_the_asides_that_restate_its_values_before_its_t
     short = "ERROR: worker killed (exit 137) while writing chunk 18 of 40"
     span = session(("Run.", [("Bash", {"command": "make run"}, short, True)]))
     assert by_kind(extract(span), ERROR) == [short]
+
+
+def test_an_upper_case_hex_id_is_a_value_of_its_own() -> None:
+    # A replication slot's LSN (4F1/9B22D0C8), an address: the id, not the row's bare count,
+    # is the row's value, so an error line that carries the count does not stand for the row.
+    rows = [
+        f" slot_{i:<12} | logical | t | {889000000 + i * 977} | 5C0/{0x6FCB5D45 + i * 4099:08X}"
+        for i in range(10)
+    ]
+    rows[4] = " debezium_analytics | logical | f | 861203101 | 4F1/9B22D0C8"
+    vacuum = "WARNING: oldest xmin 861203101 is far in the past\nERROR: dead rows not removable"
+    span = session(
+        (
+            "Checking the slots.",
+            [("Bash", {"command": "psql -c 'TABLE slots'"}, "\n".join(rows), False)],
+        ),
+        (
+            "The debezium_analytics slot looks stale.",
+            [("Bash", {"command": "vacuumdb"}, vacuum, True)],
+        ),
+    )
+    values = by_kind(extract(span), VALUE)
+    assert any("9B22D0C8" in v for v in values), values
+
+
+def test_a_row_naming_a_hyphenated_name_or_a_prefix_the_conversation_uses_is_kept() -> None:
+    # Forty rows of one shape: the two the conversation names, by a bucket's hyphenated name
+    # and by a key prefix, are what the work is about.
+    rows = [f"bucket-{i:02d} | objects/{i:02d}/ | {1000 + i * 37}.{i:02d}" for i in range(40)]
+    rows[11] = "media-uploads | objects/11/ | 11284.19"
+    rows[29] = "bucket-29 | renditions/tmp/ | 214.87"
+    ask = "Why did media-uploads grow? Size what sits under renditions/tmp/ too."
+    span = (
+        Message("u-ask", Role.USER, (TextContentBlock(ask),)),
+        *session(("Querying.", [("Bash", {"command": "athena query"}, "\n".join(rows), False)]))[
+            1:
+        ],
+    )
+    values = [e for e in extract(span) if e.kind == VALUE]
+    named = [e for e in values if e.rank == TOP_VALUE_RANK]
+    assert any("11284.19" in e.text for e in named), values
+    assert any("214.87" in e.text for e in named), values
+
+
+def test_a_decimal_or_version_the_conversation_cites_names_its_output_line() -> None:
+    rows = [
+        f"crate-{i:02d} v0.{i}.0 (lib)  {10 + i * 1.3:.1f}s  {4 + i * 0.7:.1f}s" for i in range(40)
+    ]
+    rows[7] = "quarry-macros v0.9.2 (proc-macro)  143.7s  131.2s"
+    rows[30] = "syn v1.0.109 (lib)  18.4s  9.9s"
+    said = "A second copy of syn (1.0.109) came in; that is the 143.7 s crate at the top."
+    span = (
+        *session(
+            (
+                "Timing the build.",
+                [("Bash", {"command": "cargo build --timings"}, "\n".join(rows), False)],
+            )
+        ),
+        Message("a-said", Role.ASSISTANT, (TextContentBlock(said),)),
+    )
+    named = [e.text for e in extract(span) if e.kind == VALUE and e.rank == TOP_VALUE_RANK]
+    assert any("143.7s" in text for text in named), named
+    assert any("syn v1.0.109" in text for text in named), named
