@@ -9,6 +9,7 @@ The embedded default for the demo; never substituted for a named model."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 from decimal import Decimal
@@ -18,6 +19,7 @@ from engine.policy.splice import summary_text
 from engine.summarizers.base import EXTRACTIVE_MODEL, SummaryRequest, SummaryResult
 from engine.summarizers.extractive_pool import (
     DECISIONS,
+    ERRORS,
     KEPT,
     LAST_ASK,
     SECTIONS,
@@ -46,6 +48,7 @@ _VAGUE = 60.0
 # (6/6, 10/12) in 1,782 and 1,328 tokens instead of 1,970; at 600 a chatty fact goes.
 _FILLER_WORTH = 500.0
 _MORE = "\n(+{count} more lines not kept)"
+_DIGITS = re.compile(r"\d+")
 
 
 class ExtractiveSummarizer:
@@ -79,7 +82,11 @@ class ExtractiveSummarizer:
             return header[: max(budget, 0)] or header[: request.max_tokens * CHARS_PER_TOKEN]
         # A line may take a fifth of the budget, so one long line cannot crowd out the rest.
         line_limit = max(60, min(240, budget // 5))
-        pool = build_pool(request.span, request.instructions, line_limit=line_limit)
+        # A decision with its reason may run longer, where the budget holds dozens of lines.
+        wide_limit = min(360, budget // 15)
+        pool = build_pool(
+            request.span, request.instructions, line_limit=line_limit, wide_limit=wide_limit
+        )
         room = budget - len(header)
         more = len(_MORE.format(count=len(pool)))
         if room < more:  # no room to say what was left out: nothing beyond the header fits
@@ -93,6 +100,7 @@ def _fill(pool: list[Candidate], budget: int) -> list[Candidate]:
     concrete terms are all already in the summary adds nothing (same version, same path)."""
     chosen: list[Candidate] = []
     seen_text: set[str] = set()
+    seen_errors: set[str] = set()
     covered: set[str] = set()
     open_sections: set[str] = set()
     used = 0
@@ -128,9 +136,14 @@ def _fill(pool: list[Candidate], budget: int) -> list[Candidate]:
         if worth[id(candidate)] < _FILLER_WORTH and candidate.section not in (KEPT, LAST_ASK):
             continue  # filler: a model would leave it out too, under its budget
         text = redact(candidate.text)
+        # An error line again with other numbers (a timestamp, a pid, a count) is one error,
+        # said once: its latest instance ranks first.
         key = text.lower()
-        if key in seen_text:
+        error = _DIGITS.sub("0", key) if candidate.section == ERRORS else ""
+        if key in seen_text or error in seen_errors:
             continue
+        if len(key) > 40 and any(key in said for said in seen_text):
+            continue  # said inside a longer line already (an answer with its reason)
         says = candidate.terms | values_with_units(text)
         if not candidate.always and candidate.terms and says <= covered:
             continue
@@ -141,6 +154,8 @@ def _fill(pool: list[Candidate], budget: int) -> list[Candidate]:
             continue
         used += cost
         seen_text.add(key)
+        if error:
+            seen_errors.add(error)
         covered.update(says)
         open_sections.add(candidate.section)
         chosen.append(

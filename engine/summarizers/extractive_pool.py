@@ -32,6 +32,7 @@ from engine.policy.tool_output import (
     masked_lines,
     salient_lines,
     sentences,
+    shell_output,
     value_weight,
 )
 
@@ -89,6 +90,10 @@ _TERM = re.compile(
     r"|(?<=[\w,;] )[A-Z][a-z]{2,}\b"  # a name inside a sentence: Dana, Postgres, Friday
 )
 
+# A decision's or a limit's reason follows it ("X rather than Y: Z", "never X: Z"): clipped at
+# the usual limit, the reason is what goes. A roomy budget lets these lines run longer.
+_WIDE = frozenset({DECISIONS, CONSTRAINTS})
+
 # What an earlier request loses when a later one restates its values with new ones.
 _RESTATED = 200.0
 _QUESTION = re.compile(r"\?\s*$")
@@ -127,7 +132,12 @@ _CONCLUSION = re.compile(
     r"(?i)^(?:root cause|the (?:root )?cause|the (?:regression|problem|issue|bug|failure) "
     r"(?:is|was|comes?|came)|so\b|this means|that means|turns out|it turns out|conclusion|"
     r"the reason|which (?:is why|means))|\bbecause\b.*\b(?:fails?|failed|broke|breaks)\b"
+    # what a test or a reading showed; a cause told apart from another ("X, not real traffic")
+    r"|\b(?:show|shows|showed|shown|confirms?|confirmed|proves?|proved) (?:is )?that\b"
 )
+# A cause told apart from another ("a feedback loop ..., not real traffic"): what a reply
+# concluded, when it decides nothing.
+_CONTRAST = re.compile(r"\w, not (?!only\b)(?:the |a |an )?\w+")
 _CORRECTION = re.compile(
     r"(?i)^(?:correction|actually|sorry,? correction)\b|\b(?:not|instead of) \S+;"
 )
@@ -197,13 +207,27 @@ def template_of(text: str, section: str) -> str:
 class _Pool:
     line_limit: int
     total: int
+    wide_limit: int  # for the sections in _WIDE
+
+    @property
+    def roomy(self) -> bool:
+        """A budget that holds dozens of lines (its wide limit is wider than a line's)."""
+        return self.wide_limit > self.line_limit
+
     out: list[Candidate] = field(default_factory=list)
     shown: set[str] = field(default_factory=set)  # output lines already in a digest
 
     def add(
-        self, section: str, priority: float, position: int, text: str, *, always: bool = False
+        self,
+        section: str,
+        priority: float,
+        position: int,
+        text: str,
+        *,
+        always: bool = False,
     ) -> None:
-        text = clip(clean(text), self.line_limit)
+        limit = self.wide_limit if section in _WIDE else self.line_limit
+        text = clip(clean(text), limit)
         if not text:
             return
         # Later lines weigh a little more within a kind: they are closer to where work resumes.
@@ -214,7 +238,11 @@ class _Pool:
 
 
 def build_pool(
-    span: tuple[Message, ...], instructions: str | None, *, line_limit: int = 200
+    span: tuple[Message, ...],
+    instructions: str | None,
+    *,
+    line_limit: int = 200,
+    wide_limit: int | None = None,
 ) -> list[Candidate]:
     results: dict[str, ToolResultContentBlock] = {
         block.tool_use_id: block
@@ -230,10 +258,12 @@ def build_pool(
         and any(isinstance(b, TextContentBlock) and b.text.strip() for b in m.content)
     ]
     last_user = user_turns[-1] if user_turns else -1
-    pool = _Pool(line_limit=line_limit, total=max(len(span), 1))
+    wide = max(line_limit, wide_limit or line_limit)
+    pool = _Pool(line_limit=line_limit, total=max(len(span), 1), wide_limit=wide)
     if instructions and instructions.strip():
         pool.add(KEPT, 10_000, 0, instructions, always=True)
     failed_commands: list[str] = []
+    asked = False  # the user's last words were a question the next reply answers
     for position, message in enumerate(span):
         for block in message.content:
             if isinstance(block, TextContentBlock):
@@ -243,7 +273,11 @@ def build_pool(
                     continue  # fillers and notices the compactor wrote
                 elif message.role is Role.USER:
                     _user(pool, block.text, position, latest=position == last_user)
+                    asked = bool(_QUESTION.search(block.text.strip()))
                 else:
+                    if asked:
+                        _answer(pool, block.text, position)
+                        asked = False
                     _prose(pool, block.text, position)
             elif isinstance(block, ToolUseContentBlock):
                 _tool_call(pool, block, results.get(block.id), position, failed_commands)
@@ -345,6 +379,21 @@ def _user(pool: _Pool, text: str, position: int, *, latest: bool) -> None:
         pool.add(FILES, 470, position, path)
 
 
+# An answer's opening this short ("The older account, the lower id.") says little without the
+# sentence that follows it, its reason.
+_SHORT_ANSWER = 60
+
+
+def _answer(pool: _Pool, text: str, position: int) -> None:
+    """A reply to the user's question opens with its answer: what the user now knows (the
+    question itself is dropped as answered)."""
+    parts = [p for p in sentences(text) if not _QUESTION.search(p)]
+    if not parts or _NARRATION.match(parts[0]) or _ACK.match(parts[0]):
+        return
+    answer = " ".join(parts[:2]) if len(parts[0]) < _SHORT_ANSWER else parts[0]
+    pool.add(DECISIONS, 830, position, answer, always=pool.roomy)
+
+
 def _prose(pool: _Pool, text: str, position: int) -> None:
     for sentence in sentences(text):
         if _QUESTION.search(sentence) or _ACK.match(sentence):
@@ -352,11 +401,17 @@ def _prose(pool: _Pool, text: str, position: int) -> None:
         terms = terms_of(sentence)
         if _person(pool, sentence, position):
             continue
+        # A conclusion relates what other lines name ("X comes from Y pulling in Z"): where the
+        # budget holds dozens of lines it is kept though each term is said elsewhere; on a small
+        # one a line must bring a term of its own.
+        concluded = 800 + 10 * min(len(terms), 3)
         if _CORRECTION.search(sentence) or _CONCLUSION.search(sentence):
-            pool.add(DECISIONS, 800 + 10 * min(len(terms), 3), position, sentence)
+            pool.add(DECISIONS, concluded, position, sentence, always=pool.roomy)
         elif _DECISION.search(sentence):
             reason = bool(_REASON.search(sentence))
             pool.add(DECISIONS, 860 if reason else 740, position, sentence, always=reason)
+        elif _CONTRAST.search(sentence):
+            pool.add(DECISIONS, concluded, position, sentence, always=pool.roomy)
         elif _TASK.search(sentence):
             pool.add(TASKS, 780, position, sentence)
         elif _NARRATION.match(sentence) and not terms:
@@ -406,7 +461,8 @@ def _tool_call(
     failed_commands: list[str],
 ) -> None:
     command, path = _command_of(block)
-    output = result.content if result is not None else ""
+    # A Codex shell result's envelope (JSON, or "Exit code: ... Output:") is not its output.
+    output = shell_output(result.content)[0] if result is not None else ""
     kept = masked_lines(output)
     lines = [clean(line) for line in (output.splitlines() if kept is None else kept)]
     lines = [line for line in lines if line]

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -358,3 +359,85 @@ def test_an_earlier_request_restated_with_a_new_value_ranks_below_the_restatemen
     span += [text("u2", Role.USER, "Thanks, go on.")]
     pool = {c.text: c for c in build_pool(tuple(span), None)}
     assert pool[older].priority < pool[newer].priority - 100
+
+
+def test_a_codex_shell_result_is_read_without_its_envelope() -> None:
+    listing = "\n".join(f"-rw-r--r-- 1 root root {100 + i} Mar 3 2025 job_{i}" for i in range(6))
+    envelope = {"output": listing, "metadata": {"exit_code": 0, "duration_seconds": 0.4}}
+    text_envelope = "Exit code: 0\nWall time: 0.3 seconds\nOutput:\nfastly-cli 10.17.2"
+    span = [
+        text("u0", Role.USER, "Look at the cron jobs."),
+        *call(
+            "c1", "shell", {"command": ["bash", "-lc", "ls -la /etc/cron.d"]}, json.dumps(envelope)
+        ),
+        *call("c2", "shell", {"command": ["bash", "-lc", "fastly version"]}, text_envelope),
+        text("u1", Role.USER, "Go on."),
+    ]
+    summary = summarize(span, 2_000)
+    assert '{"output"' not in summary and "metadata" not in summary, summary
+    assert "Wall time" not in summary
+    assert "fastly version → fastly-cli 10.17.2" in summary, summary
+
+
+def test_an_error_line_seen_again_with_other_numbers_is_said_once() -> None:
+    first = "Dec 4 04:55:21 batch-01 fx-rates[59988]: ERROR fetching rates: ReadTimeout(read=10)"
+    later = "Dec 7 00:35:56 batch-01 fx-rates[49173]: ERROR fetching rates: ReadTimeout(read=10)"
+    span = [
+        text("u0", Role.USER, "Why are the rates stale?"),
+        *call("c1", "Bash", {"command": "grep fx-rates /var/log/syslog"}, first, error=True),
+        *call("c2", "Bash", {"command": "grep fx-rates /var/log/syslog.1"}, later, error=True),
+        text("u1", Role.USER, "Go on."),
+    ]
+    summary = summarize(span, 2_000)
+    errors = summary.split("Errors:", 1)[1].split("\n\n", 1)[0]
+    assert errors.count("ReadTimeout") == 1 and "Dec 7" in errors, summary
+
+
+def test_a_decision_keeps_its_reason_past_the_usual_line_limit_when_the_budget_is_roomy() -> None:
+    decision = (
+        "For the guard I'll take a Postgres advisory lock at the start of the run rather than "
+        "a Redis lock: the job already holds a Postgres connection for its whole run, and the "
+        "lock is released automatically if the process dies, whereas a Redis lock with a TTL "
+        "can expire in the middle of a long run and let a second runner in."
+    )
+    assert len(decision) > 240  # past the longest line any other kind gets
+    span = [
+        text("u0", Role.USER, "Stop the reminders from running twice."),
+        text("a0", Role.ASSISTANT, decision),
+        text("u1", Role.USER, "Go on."),
+    ]
+    assert "let a second runner in" in summarize(span, 2_000)
+    assert "let a second runner in" not in summarize(span, 300)  # a small budget clips it
+
+
+def test_the_answer_to_a_users_question_is_kept_with_its_reason() -> None:
+    answer = (
+        "The older account, the lower id. It carries the billing history and past orders; the "
+        "newer twin was created only because login failed."
+    )
+    span = [
+        text("u0", Role.USER, "Merge the colliding accounts."),
+        text("a0", Role.ASSISTANT, "Found 1286 colliding groups."),
+        text("u1", Role.USER, "When two accounts collide, which one survives?"),
+        text("a1", Role.ASSISTANT, answer),
+        text("u2", Role.USER, "Go on."),
+    ]
+    summary = summarize(span, 2_000)
+    assert "The older account, the lower id. It carries the billing history" in summary, summary
+    assert summary.count("billing history") == 1  # its second sentence is not said again
+
+
+def test_a_conclusion_that_relates_what_other_lines_name_is_kept_on_a_roomy_budget() -> None:
+    span = [
+        text("u0", Role.USER, "checkout-api flaps between 6 and 30 replicas; the HPA targets CPU."),
+        text("a0", Role.ASSISTANT, "The HPA targets CPU and the scale-down window is 0 seconds."),
+        text(
+            "a1",
+            Role.ASSISTANT,
+            "It is a feedback loop between warm-up CPU and the scale-down window, not traffic.",
+        ),
+        text("a2", Role.ASSISTANT, "The load test showed that the readiness gate flips early."),
+        text("u1", Role.USER, "Go on."),
+    ]
+    summary = summarize(span, 2_000)
+    assert "feedback loop" in summary and "readiness gate flips early" in summary, summary
