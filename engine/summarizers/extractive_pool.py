@@ -71,6 +71,9 @@ class Candidate:
     text: str
     terms: frozenset[str] = field(default=frozenset())  # the concrete things the line carries
     always: bool = False  # kept even when its terms are already in the summary
+    # A conclusion or an answer relates what other lines name: kept though its terms are said,
+    # while it brings words of its own ("a feedback loop between warm-up and ...").
+    relates: bool = False
 
 
 _PATH = re.compile(
@@ -91,7 +94,7 @@ _TERM = re.compile(
 )
 
 # A decision's or a limit's reason follows it ("X rather than Y: Z", "never X: Z"): clipped at
-# the usual limit, the reason is what goes. A roomy budget lets these lines run longer.
+# the usual limit, the reason is what goes. A budget of dozens of lines lets these run longer.
 _WIDE = frozenset({DECISIONS, CONSTRAINTS})
 
 # What an earlier request loses when a later one restates its values with new ones.
@@ -159,9 +162,9 @@ _TASK = re.compile(
     r"need to|needs to|outstanding|what'?s left)\b"
 )
 _NARRATION = re.compile(
-    r"(?i)^(?:let me|let's|i'?ll (?:look|read|check|run|start|see|try)|i am|i'm|checking|reading|"
-    r"looking|running|now let|ok\b|okay|sure|great|good|thanks|understood|noted|will do|done\.?$|"
-    r"measuring|timing|profiling|searching)"
+    r"(?i)^(?:let me|let's|i'?ll (?:look|read|check|run|start|see|try|open)|i am|i'm|checking|"
+    r"reading|looking|running|now let|ok\b|okay|sure|great|good|thanks|understood|noted|will do|"
+    r"done\.?$|measuring|timing|profiling|searching)"
 )
 _POLITE = re.compile(r"(?i)^(?:can|could|would|will) you\b|^please\b")
 _ACK = re.compile(
@@ -209,11 +212,6 @@ class _Pool:
     total: int
     wide_limit: int  # for the sections in _WIDE
 
-    @property
-    def roomy(self) -> bool:
-        """A budget that holds dozens of lines (its wide limit is wider than a line's)."""
-        return self.wide_limit > self.line_limit
-
     out: list[Candidate] = field(default_factory=list)
     shown: set[str] = field(default_factory=set)  # output lines already in a digest
 
@@ -225,6 +223,7 @@ class _Pool:
         text: str,
         *,
         always: bool = False,
+        relates: bool = False,
     ) -> None:
         limit = self.wide_limit if section in _WIDE else self.line_limit
         text = clip(clean(text), limit)
@@ -233,7 +232,9 @@ class _Pool:
         # Later lines weigh a little more within a kind: they are closer to where work resumes.
         recency = 40 * position / self.total
         self.out.append(
-            Candidate(section, priority + recency, len(self.out), text, terms_of(text), always)
+            Candidate(
+                section, priority + recency, len(self.out), text, terms_of(text), always, relates
+            )
         )
 
 
@@ -391,7 +392,7 @@ def _answer(pool: _Pool, text: str, position: int) -> None:
     if not parts or _NARRATION.match(parts[0]) or _ACK.match(parts[0]):
         return
     answer = " ".join(parts[:2]) if len(parts[0]) < _SHORT_ANSWER else parts[0]
-    pool.add(DECISIONS, 830, position, answer, always=pool.roomy)
+    pool.add(DECISIONS, 830, position, answer, relates=True)
 
 
 def _prose(pool: _Pool, text: str, position: int) -> None:
@@ -401,17 +402,14 @@ def _prose(pool: _Pool, text: str, position: int) -> None:
         terms = terms_of(sentence)
         if _person(pool, sentence, position):
             continue
-        # A conclusion relates what other lines name ("X comes from Y pulling in Z"): where the
-        # budget holds dozens of lines it is kept though each term is said elsewhere; on a small
-        # one a line must bring a term of its own.
         concluded = 800 + 10 * min(len(terms), 3)
         if _CORRECTION.search(sentence) or _CONCLUSION.search(sentence):
-            pool.add(DECISIONS, concluded, position, sentence, always=pool.roomy)
+            pool.add(DECISIONS, concluded, position, sentence, relates=True)
         elif _DECISION.search(sentence):
             reason = bool(_REASON.search(sentence))
             pool.add(DECISIONS, 860 if reason else 740, position, sentence, always=reason)
         elif _CONTRAST.search(sentence):
-            pool.add(DECISIONS, concluded, position, sentence, always=pool.roomy)
+            pool.add(DECISIONS, concluded, position, sentence, relates=True)
         elif _TASK.search(sentence):
             pool.add(TASKS, 780, position, sentence)
         elif _NARRATION.match(sentence) and not terms:

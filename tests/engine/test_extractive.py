@@ -441,3 +441,18 @@ def test_a_conclusion_that_relates_what_other_lines_name_is_kept_on_a_roomy_budg
     ]
     summary = summarize(span, 2_000)
     assert "feedback loop" in summary and "readiness gate flips early" in summary, summary
+
+
+def test_a_conclusion_restated_in_the_same_words_is_said_once() -> None:
+    span = [
+        text("u0", Role.USER, "Why do batch ids collide?"),
+        text("a0", Role.ASSISTANT, "The cause: new_batch_id is just the millisecond timestamp."),
+        text(
+            "a1",
+            Role.ASSISTANT,
+            "The cause is that new_batch_id is just the millisecond timestamp.",
+        ),
+        text("u1", Role.USER, "Go on."),
+    ]
+    summary = summarize(span, 2_000)
+    assert summary.count("millisecond timestamp") == 1, summary
