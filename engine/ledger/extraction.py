@@ -12,6 +12,7 @@ text: "*** Update File: path"); any other tool by its name and its path or comma
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 import msgspec
 
@@ -30,6 +31,7 @@ from engine.ledger.model import (
     make_entry,
     shape,
 )
+from engine.ledger.quantities import Quantity, roughly_named, said_quantities
 from engine.ledger.render import split
 from engine.ledger.values import named_lines, named_terms, standing_out, values_in, window
 from engine.messages import Message, TextContentBlock, ToolResultContentBlock, ToolUseContentBlock
@@ -78,6 +80,17 @@ _PATCH_KIND = {"Add": WROTE, "Update": EDITED, "Delete": EDITED}
 _COUNT = re.compile(
     r"\b(\d+) (passed|failed|failures?|errors?|skipped|xfailed|xpassed|deselected|total)\b"
 )
+
+
+class Named(NamedTuple):
+    """What the conversation itself says: its distinctive terms (values.named_terms) and the
+    figures it gives roughly (quantities.said_quantities)."""
+
+    terms: frozenset[str] = frozenset()
+    quantities: frozenset[Quantity] = frozenset()
+
+
+_NOTHING_NAMED = Named()
 
 
 # The last span read and its entries: a compaction asks twice of one span (its reserve, then
@@ -138,7 +151,7 @@ def _call(
     block: ToolUseContentBlock,
     result: ToolResultContentBlock | None,
     position: int,
-    named: frozenset[str] = frozenset(),
+    named: Named = _NOTHING_NAMED,
 ) -> list[Entry]:
     inputs = block.input
     failed = result is not None and result.is_error
@@ -333,15 +346,15 @@ def _details(output: str, errors: list[Entry], position: int) -> list[Entry]:
     ]
 
 
-def _named(span: tuple[Message, ...]) -> frozenset[str]:
-    """The distinctive terms the conversation itself uses (values.named_terms)."""
-    return named_terms(
+def _named(span: tuple[Message, ...]) -> Named:
+    texts = [
         block.text
         for message in span
         if not message.synthetic
         for block in message.content
         if isinstance(block, TextContentBlock) and parse_summary_text(block.text) is None
-    )
+    ]
+    return Named(named_terms(texts), said_quantities(texts))
 
 
 def _tally(line: str) -> bool:
@@ -349,7 +362,7 @@ def _tally(line: str) -> bool:
     return bool(_COUNT.search(line) or _PROGRESS.search(line))
 
 
-def _values(lines: list[str], position: int, named: frozenset[str] = frozenset()) -> list[Entry]:
+def _values(lines: list[str], position: int, named: Named = _NOTHING_NAMED) -> list[Entry]:
     """The most specific values of an output's lines that are not instances of a template
     repeated through it (a log's thousand request lines say nothing one by one). Of a long
     output, the lines shaped like no other go first: the one version among forty numeric
@@ -360,7 +373,8 @@ def _values(lines: list[str], position: int, named: frozenset[str] = frozenset()
     # subjects): one of a crowd, though few of its exact template are left among the salient.
     crowd = {line for line, alone in zip(lines, standing_out(lines), strict=True) if not alone}
     entries: list[tuple[bool, Entry]] = []
-    mentioned = named_lines(lines, named)
+    # line -> what in it the conversation names: a term, or a figure it gave roughly
+    mentioned = roughly_named(lines, named.quantities) | named_lines(lines, named.terms)
     for line, alone in zip(salient, standing_out(salient), strict=True):
         if _tally(line) or line in mentioned:
             continue

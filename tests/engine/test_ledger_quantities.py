@@ -1,0 +1,52 @@
+"""The exact figure behind a rough mention (engine.ledger.quantities): what an agent rounded
+("nearly eight minutes", "roughly seven thousand") singles out the output line it read."""
+
+from __future__ import annotations
+
+from engine.ledger import extract
+from engine.ledger.model import TOP_VALUE_RANK, VALUE
+from engine.ledger.quantities import Quantity, roughly_named, said_quantities
+from engine.messages import Message, Role, TextContentBlock
+from tests.engine.test_ledger import session
+
+
+def test_rough_figures_are_read_with_their_unit_and_scale() -> None:
+    said = said_quantities(
+        [
+            "The build ran for nearly eight minutes before failing.",
+            "roughly seven thousand session writes, about 1.5% of them lost, ~3.5k rows",
+            "the worst pause was over 400 ms; it took 3 s once",  # "3 s" is exact: not here
+            "one of the two queries is dropped",  # words, not figures
+        ]
+    )
+    assert said == {
+        Quantity("time", 480.0),
+        Quantity("", 7000.0),
+        Quantity("share", 1.5),
+        Quantity("", 3500.0),
+        Quantity("time", 0.4),
+    }
+
+
+def test_a_rough_figure_singles_out_the_line_it_came_from_and_a_crowded_one_none() -> None:
+    lines = [f"GC({i}) Pause Young {100 + i * 3}.{i:03d}ms" for i in range(40)]
+    lines[17] = "Build FAILED. Time Elapsed 00:07:42.18"
+    said = said_quantities(["nearly eight minutes", "about 150 ms"])
+    # 150 ms is within a tenth of many pauses: it names none of them.
+    assert roughly_named(lines, said) == {lines[17]: "00:07:42.18"}
+    assert roughly_named(lines, said_quantities(["a figure said exactly: 7 minutes"])) == {}
+
+
+def test_the_line_behind_a_rough_figure_is_a_value_ranked_first() -> None:
+    rows = [f"session-{i:03d} writes={900 + i * 13} acked=true" for i in range(40)]
+    rows[23] = "old-master writes=6914 acked=true discarded=true"
+    span = (
+        *session(("Counting.", [("Bash", {"command": "redis-cli info"}, "\n".join(rows), False)])),
+        Message(
+            "a1",
+            Role.ASSISTANT,
+            (TextContentBlock("Roughly seven thousand writes went to the old master."),),
+        ),
+    )
+    named = [e.text for e in extract(span) if e.kind == VALUE and e.rank == TOP_VALUE_RANK]
+    assert any("writes=6914" in text for text in named), named
