@@ -135,8 +135,11 @@ _CONCLUSION = re.compile(
     r"(?i)^(?:root cause|the (?:root )?cause|the (?:regression|problem|issue|bug|failure) "
     r"(?:is|was|comes?|came)|so\b|this means|that means|turns out|it turns out|conclusion|"
     r"the reason|which (?:is why|means))|\bbecause\b.*\b(?:fails?|failed|broke|breaks)\b"
-    # what a test or a reading showed; a cause told apart from another ("X, not real traffic")
+    # what a test or a reading showed
     r"|\b(?:show|shows|showed|shown|confirms?|confirmed|proves?|proved) (?:is )?that\b"
+    # a cause ruled in or out: "X is a red herring", "Y is what changed it", "not the cause"
+    r"|\bred herring\b|\b(?:is|was) what (?:changed|caused|broke|triggered)\b"
+    r"|\b(?:is|was|isn't|wasn't) (?:not )?the cause\b|\bnothing to do with\b"
 )
 # A cause told apart from another ("a feedback loop ..., not real traffic"): what a reply
 # concluded, when it decides nothing.

@@ -456,3 +456,15 @@ def test_a_conclusion_restated_in_the_same_words_is_said_once() -> None:
     ]
     summary = summarize(span, 2_000)
     assert summary.count("millisecond timestamp") == 1, summary
+
+
+def test_a_cause_ruled_out_or_in_is_a_conclusion() -> None:
+    ruled = "The JDK 21 upgrade in the same release is a red herring; the heap cut is what changed."
+    span = [
+        text("u0", Role.USER, "Why did GC pauses double after the release?"),
+        text("a0", Role.ASSISTANT, "G1 picks 4 MB regions at a 5 GB heap."),
+        text("a1", Role.ASSISTANT, ruled),
+        text("u1", Role.USER, "Go on."),
+    ]
+    pool = {c.text: c for c in build_pool(tuple(span), None)}
+    assert pool[ruled].section == "Decisions", pool[ruled]
