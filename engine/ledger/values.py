@@ -128,7 +128,7 @@ def window(line: str, value: str, limit: int) -> str:
 _TERM = re.compile(
     r"\b(?=\w*(?:\d|_|[a-z][A-Z]))\w{4,}\b"
     r"|\b[a-z][a-z0-9]+(?:-[a-z0-9]+)+\b"
-    r"|(?<![\w/])[\w.-]+/[\w.-]+(?:/[\w.-]*)*"
+    r"|(?<![\w/.-])[\w.-]+/[\w.-]+(?:/[\w.-]*)*"
     r"|(?<![\d.])\d+\.\d+(?:\.\d+)*(?![\d.])"
 )
 _DIGIT_RUN = re.compile(r"\d{4,}")
