@@ -26,12 +26,12 @@ _UNITS = {
     **dict.fromkeys(("min", "mins", "minute", "minutes"), ("time", 60.0)),
     **dict.fromkeys(("h", "hr", "hrs", "hour", "hours"), ("time", 3_600.0)),
     **dict.fromkeys(("%", "percent"), ("share", 1.0)),
-    **dict.fromkeys(("kb", "kib"), ("size", 1e3)),
+    **dict.fromkeys(("kb", "kib"), ("size", 1e3)),  # kB, KiB: a rough figure, not 1,024
     **dict.fromkeys(("mb", "mib"), ("size", 1e6)),
     **dict.fromkeys(("gb", "gib"), ("size", 1e9)),
     **dict.fromkeys(("tb", "tib"), ("size", 1e12)),
 }
-_NUMBER = r"\d+(?:,\d{3})*(?:\.\d+)?"
+_NUMBER_PATTERN = r"\d+(?:,\d{3})*(?:\.\d+)?"
 _SPOKEN_NUMBER = "|".join(sorted(_WORDS, key=len, reverse=True))
 _UNIT_WORDS = "|".join(sorted((u for u in _UNITS if u != "%"), key=len, reverse=True))
 # A figure given roughly: "over 400 ms", "nearly eight minutes", "roughly seven thousand",
@@ -41,14 +41,17 @@ _HEDGE = (
     r"just over|just under|more than|less than|some|~)"
 )
 _SAID = re.compile(
-    rf"(?<![\w.,]){_HEDGE} ?({_NUMBER}|{_SPOKEN_NUMBER})(?:[ -]?(hundred|thousand|million|k)\b)?"
+    rf"(?<![\w.,]){_HEDGE} ?({_NUMBER_PATTERN}|{_SPOKEN_NUMBER})"
+    r"(?:[ -]?(hundred|thousand|million|k)\b)?"
     rf"(?:[ -]?(%|(?:{_UNIT_WORDS})\b))?",
     re.IGNORECASE,
 )
-# As a tool prints it: 412.771ms, 41.09 ms, 1.53%, 00:07:42.18, 6914 (a bare count).
+# As a tool prints it: 412.771ms, 41.09 ms, 1.53%, 00:07:42.18, 6914 (a bare count). A number
+# in a date (2024-05-01) is no count, and a time of day after a date is no duration.
 _PRINTED = re.compile(
-    rf"(?<![\w.,:])({_NUMBER})\s?(%|(?:ms|s|min|h|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\b)?(?![\w.:])"
-    r"|(?<![\w.:])(\d{1,2}):(\d{2}):(\d{2}(?:\.\d+)?)(?![\w.:])"
+    rf"(?<![\w.,:-])({_NUMBER_PATTERN})[ ]?(%|(?:ms|s|min|h|kB|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\b)?"
+    r"(?![\w.:-])"
+    r"|(?<![\w.:])(?<!-\d\d[ T])(\d{1,2}):(\d{2}):(\d{2}(?:\.\d+)?)(?![\w.:])"
 )
 # A bare count said or printed must be at least this to be matched (a "3" is any line's).
 _LEAST_COUNT = 100.0
@@ -56,6 +59,8 @@ _LEAST_COUNT = 100.0
 _CLOSE = 0.10
 # A mention that matches more of an output's lines than this singles out none of them.
 _AT_MOST = 2
+# A text is read this far for what it says (as values.named_terms reads it), and an output's
+# first _SCAN lines: a Bash output Claude Code keeps is a few hundred.
 _TEXT_LIMIT = 4_000
 _SCAN = 4_000
 
@@ -110,8 +115,7 @@ def roughly_named(lines: list[str], said: frozenset[Quantity]) -> dict[str, str]
         by_kind.setdefault(quantity.kind, []).append(quantity.value)
     for values in by_kind.values():
         values.sort()
-    # One pass over the output (a line at a time costs a regex call per line), its first
-    # _SCAN lines: a Bash output Claude Code keeps is a few hundred.
+    # One pass over the output's first _SCAN lines (a line at a time costs a call a line).
     lines = lines[:_SCAN]
     text = "\n".join(lines)
     starts = [0]

@@ -122,15 +122,19 @@ def window(line: str, value: str, limit: int) -> str:
 
 
 # A term distinctive enough to name a line: an id or number of four digits or more, a
-# snake_case, camelCase or hyphenated name, a path or prefix, a decimal or a version ("88120",
-# "debezium_analytics", "readLoop", "media-uploads", "renditions/tmp/", "143.7", "1.0.109"); a
-# number is read alone too ("sku%3A88120" names 88120, "v1.0.109" names 1.0.109).
+# snake_case, camelCase or hyphenated name, a path, a decimal or a version ("88120",
+# "debezium_analytics", "readLoop", "media-uploads", "renditions/tmp/", "/etc/nginx/nginx.conf",
+# "143.7", "1.0.109"); a number is read alone too ("sku%3A88120" names 88120, "v1.0.109" names
+# 1.0.109). A path names a line that holds the same path, not one below it.
 _TERM = re.compile(
     r"\b(?=\w*(?:\d|_|[a-z][A-Z]))\w{4,}\b"
     r"|\b[a-z][a-z0-9]+(?:-[a-z0-9]+)+\b"
-    r"|(?<![\w/.-])[\w.-]+/[\w.-]+(?:/[\w.-]*)*"
+    r"|(?<![\w/.-])/{0,2}[\w.-]+/[\w.-]+(?:/[\w.-]*)*"  # starts where a token does: linear
     r"|(?<![\d.])\d+\.\d+(?:\.\d+)*(?![\d.])"
 )
+# Shorter than this, a term is a word or a fraction, not a name: "I/O", "and/or", "3/4", "1.0".
+_LEAST_TERM = 4
+_LEAST_PATH = 7
 _DIGIT_RUN = re.compile(r"\d{4,}")
 _TERM_TEXT_LIMIT = 4_000
 # A term in more of an output's lines than this names none of them (a year in every timestamp).
@@ -139,7 +143,12 @@ _NAMED_AT_MOST = 2
 
 def _terms(text: str) -> set[str]:
     text = text[:_TERM_TEXT_LIMIT]
-    return set(_TERM.findall(text)) | set(_DIGIT_RUN.findall(text))
+    found = {
+        term
+        for term in _TERM.findall(text)
+        if len(term) >= (_LEAST_PATH if "/" in term else _LEAST_TERM)
+    }
+    return found | set(_DIGIT_RUN.findall(text))
 
 
 def named_terms(texts: Iterable[str]) -> frozenset[str]:

@@ -19,7 +19,6 @@ from engine.policy.splice import summary_text
 from engine.summarizers.base import EXTRACTIVE_MODEL, SummaryRequest, SummaryResult
 from engine.summarizers.extractive_pool import (
     DECISIONS,
-    ERRORS,
     KEPT,
     LAST_ASK,
     SECTIONS,
@@ -48,14 +47,15 @@ _VAGUE = 60.0
 # (6/6, 10/12) in 1,782 and 1,328 tokens instead of 1,970; at 600 a chatty fact goes.
 _FILLER_WORTH = 500.0
 _MORE = "\n(+{count} more lines not kept)"
-_DIGITS = re.compile(r"\d+")
 # A line that relates terms said elsewhere (a conclusion) is kept while it brings this many words
-# (of five letters or more) no chosen line has.
-_WORD = re.compile(r"[a-z]{5,}")
+# (of five letters or more) no chosen line has, where the budget is roomy; on a small one a line
+# must bring a term of its own (at 300 tokens such lines took the room of facts: set D 16 -> 13
+# of 24).
+_WORD = re.compile(r"[^\W\d_]{5,}")
 _OWN_WORDS = 3
-# ... where the budget holds dozens of lines; on a small one a line must bring a term of its own
-# (at 300 tokens such lines took the room of facts: set D 16 -> 13 of 24).
-_ROOMY = 3_600  # characters
+# A line said inside a longer one already chosen is not said again; a shorter one ("ok", a bare
+# file name) may mean something else where it stands.
+_SAID_INSIDE = 16
 
 
 class ExtractiveSummarizer:
@@ -89,7 +89,9 @@ class ExtractiveSummarizer:
             return header[: max(budget, 0)] or header[: request.max_tokens * CHARS_PER_TOKEN]
         # A line may take a fifth of the budget, so one long line cannot crowd out the rest.
         line_limit = max(60, min(240, budget // 5))
-        # A decision with its reason may run longer, where the budget holds dozens of lines.
+        # Where the budget holds dozens of lines (a line's limit under a fifteenth of it), a
+        # decision or a limit may run longer, to keep its reason, and a conclusion is kept for
+        # what it relates (_fill's roomy).
         wide_limit = min(360, budget // 15)
         pool = build_pool(
             request.span, request.instructions, line_limit=line_limit, wide_limit=wide_limit
@@ -98,18 +100,17 @@ class ExtractiveSummarizer:
         more = len(_MORE.format(count=len(pool)))
         if room < more:  # no room to say what was left out: nothing beyond the header fits
             return header
-        chosen = _fill(pool, room - more)
+        chosen = _fill(pool, room - more, roomy=wide_limit > line_limit)
         return _render(header, chosen, omitted=_omitted(pool, chosen))
 
 
-def _fill(pool: list[Candidate], budget: int) -> list[Candidate]:
+def _fill(pool: list[Candidate], budget: int, *, roomy: bool = False) -> list[Candidate]:
     """Greedy by priority: each line that still fits and adds something is taken. A line whose
     concrete terms are all already in the summary adds nothing (same version, same path)."""
     chosen: list[Candidate] = []
     seen_text: set[str] = set()
-    seen_errors: set[str] = set()
+    seen_identities: set[str] = set()
     covered_words: set[str] = set()
-    roomy = budget >= _ROOMY
     covered: set[str] = set()
     open_sections: set[str] = set()
     used = 0
@@ -145,18 +146,20 @@ def _fill(pool: list[Candidate], budget: int) -> list[Candidate]:
         if worth[id(candidate)] < _FILLER_WORTH and candidate.section not in (KEPT, LAST_ASK):
             continue  # filler: a model would leave it out too, under its budget
         text = redact(candidate.text)
-        # An error line again with other numbers (a timestamp, a pid, a count) is one error,
-        # said once: its latest instance ranks first.
         key = text.lower()
-        error = _DIGITS.sub("0", key) if candidate.section == ERRORS else ""
-        if key in seen_text or error in seen_errors:
+        # An error line again with other counts or times is one error, said once: its latest
+        # instance ranks first.
+        if key in seen_text or (candidate.identity and candidate.identity in seen_identities):
             continue
-        if len(key) > 40 and any(key in said for said in seen_text):
+        if len(key) >= _SAID_INSIDE and any(key in said for said in seen_text):
             continue  # said inside a longer line already (an answer with its reason)
         says = candidate.terms | values_with_units(text)
         words = set(_WORD.findall(key))
-        relates = roomy and candidate.relates and len(words - covered_words) >= _OWN_WORDS
-        if not candidate.always and not relates and candidate.terms and says <= covered:
+        brings_term = bool(candidate.terms) and not says <= covered
+        if roomy and candidate.relates:
+            if not brings_term and len(words - covered_words) < _OWN_WORDS:
+                continue  # says again what is said ("The cause: X" after "The cause is X")
+        elif not candidate.always and candidate.terms and says <= covered:
             continue
         cost = len(text) + 3  # "\n- "
         if candidate.section not in open_sections:
@@ -165,13 +168,18 @@ def _fill(pool: list[Candidate], budget: int) -> list[Candidate]:
             continue
         used += cost
         seen_text.add(key)
-        if error:
-            seen_errors.add(error)
+        seen_identities.add(candidate.identity)
         covered.update(says)
         covered_words.update(words)
         open_sections.add(candidate.section)
         chosen.append(
-            Candidate(candidate.section, candidate.priority, candidate.order, text, candidate.terms)
+            Candidate(
+                section=candidate.section,
+                priority=candidate.priority,
+                order=candidate.order,
+                text=text,
+                terms=candidate.terms,
+            )
         )
     return chosen
 

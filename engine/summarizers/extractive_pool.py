@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
+from engine.ledger.model import shape
 from engine.ledger.values import WITH_UNIT, standing_out
 from engine.messages import (
     Message,
@@ -74,6 +75,9 @@ class Candidate:
     # A conclusion or an answer relates what other lines name: kept though its terms are said,
     # while it brings words of its own ("a feedback loop between warm-up and ...").
     relates: bool = False
+    # Two lines of one identity are one line, said once (an error line seen again with other
+    # counts or times: engine.ledger.model.shape, read before the line is clipped).
+    identity: str = ""
 
 
 _PATH = re.compile(
@@ -136,14 +140,18 @@ _CONCLUSION = re.compile(
     r"(?:is|was|comes?|came)|so\b|this means|that means|turns out|it turns out|conclusion|"
     r"the reason|which (?:is why|means))|\bbecause\b.*\b(?:fails?|failed|broke|breaks)\b"
     # what a test or a reading showed
-    r"|\b(?:show|shows|showed|shown|confirms?|confirmed|proves?|proved) (?:is )?that\b"
+    r"|\b(?:shows|showed|shown|(?:did|does) show|confirms|confirmed|proves|proved) (?:is )?that\b"
     # a cause ruled in or out: "X is a red herring", "Y is what changed it", "not the cause"
     r"|\bred herring\b|\b(?:is|was) what (?:changed|caused|broke|triggered)\b"
-    r"|\b(?:is|was|isn't|wasn't) (?:not )?the cause\b|\bnothing to do with\b"
+    r"|(?:'s|\bis|\bwas|\bare|\bwere|\bisn't|\bwasn't|\baren't|\bweren't) (?:not )?the cause\b"
+    r"|\bnothing to do with\b"
 )
 # A cause told apart from another ("a feedback loop ..., not real traffic"): what a reply
 # concluded, when it decides nothing.
-_CONTRAST = re.compile(r"\w, not (?!only\b)(?:the |a |an )?\w+")
+_CONTRAST = re.compile(
+    r"\w, not (?!(?:only|all|yet|much|every|even|just|sure|quite|always|never)\b)"
+    r"(?:the |a |an )?\w+"
+)
 _CORRECTION = re.compile(
     r"(?i)^(?:correction|actually|sorry,? correction)\b|\b(?:not|instead of) \S+;"
 )
@@ -227,6 +235,7 @@ class _Pool:
         *,
         always: bool = False,
         relates: bool = False,
+        identity: str = "",
     ) -> None:
         limit = self.wide_limit if section in _WIDE else self.line_limit
         text = clip(clean(text), limit)
@@ -236,7 +245,14 @@ class _Pool:
         recency = 40 * position / self.total
         self.out.append(
             Candidate(
-                section, priority + recency, len(self.out), text, terms_of(text), always, relates
+                section=section,
+                priority=priority + recency,
+                order=len(self.out),
+                text=text,
+                terms=terms_of(text),
+                always=always,
+                relates=relates,
+                identity=identity,
             )
         )
 
@@ -269,6 +285,7 @@ def build_pool(
     failed_commands: list[str] = []
     asked = False  # the user's last words were a question the next reply answers
     for position, message in enumerate(span):
+        asking = False  # a text block of this user message asked a question
         for block in message.content:
             if isinstance(block, TextContentBlock):
                 if _earlier(message, block.text):
@@ -277,11 +294,11 @@ def build_pool(
                     continue  # fillers and notices the compactor wrote
                 elif message.role is Role.USER:
                     _user(pool, block.text, position, latest=position == last_user)
-                    asked = bool(_QUESTION.search(block.text.strip()))
+                    asked = asking or _asks(block.text)
+                    asking = asked  # a later block of the message (a reminder) keeps it
                 else:
-                    if asked:
-                        _answer(pool, block.text, position)
-                        asked = False
+                    # The reply may open with narration and answer in a later message.
+                    asked = asked and not _answer(pool, block.text, position)
                     _prose(pool, block.text, position)
             elif isinstance(block, ToolUseContentBlock):
                 _tool_call(pool, block, results.get(block.id), position, failed_commands)
@@ -353,7 +370,7 @@ def _earlier_summary(pool: _Pool, text: str, position: int) -> None:
 
 def _user(pool: _Pool, text: str, position: int, *, latest: bool) -> None:
     ask: list[str] = []
-    parts = sentences(text)
+    parts = _sentences(text)
     for index, sentence in enumerate(parts):
         if index + 1 < len(parts) and _CORRECTION.match(parts[index + 1]):
             continue  # "From June 3. Sorry, correction: from June 1": only the latter holds
@@ -388,18 +405,35 @@ def _user(pool: _Pool, text: str, position: int, *, latest: bool) -> None:
 _SHORT_ANSWER = 60
 
 
-def _answer(pool: _Pool, text: str, position: int) -> None:
+# A sentence is read this far: a line is clipped far shorter, and a pattern such as
+# "because ... failed" costs the square of what it reads.
+_SENTENCE_LIMIT = 2_000
+
+
+def _sentences(text: str) -> list[str]:
+    return [sentence[:_SENTENCE_LIMIT] for sentence in sentences(text)]
+
+
+def _asks(text: str) -> bool:
+    """The user's words end in a question (a harness's <system-reminder> block is not theirs)."""
+    stripped = text.strip()
+    return not stripped.startswith("<") and bool(_QUESTION.search(stripped))
+
+
+def _answer(pool: _Pool, text: str, position: int) -> bool:
     """A reply to the user's question opens with its answer: what the user now knows (the
-    question itself is dropped as answered)."""
-    parts = [p for p in sentences(text) if not _QUESTION.search(p)]
+    question itself is dropped as answered). False when this text is not the answer yet
+    (narration, an acknowledgement)."""
+    parts = [p for p in _sentences(text) if not _QUESTION.search(p)]
     if not parts or _NARRATION.match(parts[0]) or _ACK.match(parts[0]):
-        return
+        return False
     answer = " ".join(parts[:2]) if len(parts[0]) < _SHORT_ANSWER else parts[0]
     pool.add(DECISIONS, 830, position, answer, relates=True)
+    return True
 
 
 def _prose(pool: _Pool, text: str, position: int) -> None:
-    for sentence in sentences(text):
+    for sentence in _sentences(text):
         if _QUESTION.search(sentence) or _ACK.match(sentence):
             continue
         terms = terms_of(sentence)
@@ -411,10 +445,10 @@ def _prose(pool: _Pool, text: str, position: int) -> None:
         elif _DECISION.search(sentence):
             reason = bool(_REASON.search(sentence))
             pool.add(DECISIONS, 860 if reason else 740, position, sentence, always=reason)
-        elif _CONTRAST.search(sentence):
-            pool.add(DECISIONS, concluded, position, sentence, relates=True)
         elif _TASK.search(sentence):
             pool.add(TASKS, 780, position, sentence)
+        elif _CONTRAST.search(sentence):
+            pool.add(DECISIONS, concluded, position, sentence, relates=True)
         elif _NARRATION.match(sentence) and not terms:
             continue
         elif _REASON.search(sentence):  # a change or finding with its why
@@ -462,22 +496,25 @@ def _tool_call(
     failed_commands: list[str],
 ) -> None:
     command, path = _command_of(block)
-    # A Codex shell result's envelope (JSON, or "Exit code: ... Output:") is not its output.
-    output = shell_output(result.content)[0] if result is not None else ""
+    is_read = path is not None and command.startswith(f"{block.name} ")
+    output, exit_code = result.content if result is not None else "", None
+    if result is not None and not is_read:
+        # A shell result's envelope (Codex's JSON or "Exit code: ... Output:") is not its output:
+        # read as the ledger reads it (tool_output.shell_output).
+        output, exit_code = shell_output(result.content)
     kept = masked_lines(output)
     lines = [clean(line) for line in (output.splitlines() if kept is None else kept)]
     lines = [line for line in lines if line]
-    is_read = path is not None and command.startswith(f"{block.name} ")
     # A file's contents are not errors ("raise ValueError" in a source file): a read fails only
     # when the tool says so, and then its first line says why.
     if is_read:
         errors = lines[:1] if result is not None and result.is_error else []
     else:
         errors = error_lines(lines)
-    failed = bool(result is not None and result.is_error) or bool(errors)
+    failed = bool(result is not None and result.is_error) or bool(errors) or bool(exit_code)
     edits = bool(_EDIT_TOOL.search(block.name)) and not failed
     for line in errors:
-        pool.add(ERRORS, 800, position, line, always=True)
+        pool.add(ERRORS, 800, position, line, always=True, identity=shape(line))
     if path is not None:
         label = "edited" if edits else ("read" if _READ_TOOL.search(block.name) else "used")
         pool.add(FILES, 800 if edits else 600, position, f"{path} ({label})")

@@ -428,19 +428,85 @@ def test_the_answer_to_a_users_question_is_kept_with_its_reason() -> None:
 
 
 def test_a_conclusion_that_relates_what_other_lines_name_is_kept_on_a_roomy_budget() -> None:
+    # Every concrete term of the conclusions (checkout-api, HPA, CPU, scale-down) is in the
+    # user's last request, which goes first: they are kept for what they relate where the
+    # budget is roomy, and left out where each line must bring a term of its own.
     span = [
-        text("u0", Role.USER, "checkout-api flaps between 6 and 30 replicas; the HPA targets CPU."),
-        text("a0", Role.ASSISTANT, "The HPA targets CPU and the scale-down window is 0 seconds."),
+        text("u0", Role.USER, "Look into the autoscaler."),
         text(
             "a1",
             Role.ASSISTANT,
-            "It is a feedback loop between warm-up CPU and the scale-down window, not traffic.",
+            "It is a feedback loop between warming CPU and the HPA scale-down, not traffic.",
         ),
-        text("a2", Role.ASSISTANT, "The load test showed that the readiness gate flips early."),
+        text("a2", Role.ASSISTANT, "The soak test showed that checkout-api warms slowly."),
+        text("u1", Role.USER, "checkout-api flaps and the HPA targets CPU; scale-down is 0."),
+    ]
+    roomy = summarize(span, 2_000)
+    assert "feedback loop" in roomy and "warms slowly" in roomy, roomy
+    small = summarize(span, 300)
+    assert "feedback loop" not in small and "warms slowly" not in small, small
+
+
+def test_an_answer_after_narration_or_beside_a_reminder_is_still_the_answer() -> None:
+    question = "When two accounts collide, which one survives?"
+    reminder = "<system-reminder>Todo list is empty.</system-reminder>"
+    answer = "The older account survives, the one with the lower id and the billing history."
+    asked = Message(
+        id="u1", role=Role.USER, content=(TextContentBlock(question), TextContentBlock(reminder))
+    )
+    span = [
+        text("u0", Role.USER, "Merge the colliding accounts."),
+        asked,
+        *call("c1", "Read", {"file_path": "accounts/merge.py"}, "def merge(a, b): ..."),
+        text("a2", Role.ASSISTANT, answer),
+        text("u2", Role.USER, "Go on."),
+    ]
+    pool = build_pool(tuple(span), None)
+    assert any(c.section == "Decisions" and c.text == answer for c in pool), pool
+
+
+def test_a_task_that_says_not_what_is_a_task_and_show_that_asked_for_is_no_conclusion() -> None:
+    task = "Still to do: migrate the users table, not the orders table."
+    asked = "Let me show that file next."
+    span = [
+        text("u0", Role.USER, "Finish the migration."),
+        text("a0", Role.ASSISTANT, task),
+        text("a1", Role.ASSISTANT, asked),
+        text("a2", Role.ASSISTANT, "That's not the cause of the lag."),
+        text("u1", Role.USER, "Go on."),
+    ]
+    pool = {c.text: c.section for c in build_pool(tuple(span), None)}
+    assert pool[task] == "Open tasks"
+    assert pool.get(asked) != "Decisions"
+    assert pool["That's not the cause of the lag."] == "Decisions"
+
+
+def test_a_long_error_line_seen_again_with_a_wider_pid_is_still_said_once() -> None:
+    tail = "ERROR fetching rates from the upstream provider: ReadTimeout(read=10) " * 5
+    first = f"Dec 4 04:55:21 batch-01 fx-rates[5998]: {tail}"
+    later = f"Dec 7 00:35:56 batch-01 fx-rates[49173]: {tail}"
+    span = [
+        text("u0", Role.USER, "Why are the rates stale?"),
+        *call("c1", "Bash", {"command": "grep fx /var/log/syslog"}, first, error=True),
+        *call("c2", "Bash", {"command": "grep fx /var/log/syslog.1"}, later, error=True),
+        text("u1", Role.USER, "Go on."),
+    ]
+    errors = summarize(span, 2_000).split("Errors:", 1)[1].split("\n\n", 1)[0]
+    assert errors.count("fx-rates[") == 1 and "49173" in errors, errors
+
+
+def test_a_codex_exit_status_is_a_failure_and_a_read_json_file_is_not_an_envelope() -> None:
+    failed = json.dumps({"output": "rollout: 2 of 3 updated", "metadata": {"exit_code": 1}})
+    config = json.dumps({"output": "dist", "minify": True})
+    span = [
+        text("u0", Role.USER, "Deploy the api."),
+        *call("c1", "shell", {"command": ["bash", "-lc", "./deploy.sh api"]}, failed),
+        *call("c2", "Read", {"file_path": "build.json"}, config),
         text("u1", Role.USER, "Go on."),
     ]
     summary = summarize(span, 2_000)
-    assert "feedback loop" in summary and "readiness gate flips early" in summary, summary
+    assert "./deploy.sh api → failed" in summary, summary
+    assert "Read build.json → dist" not in summary, summary
 
 
 def test_a_conclusion_restated_in_the_same_words_is_said_once() -> None:

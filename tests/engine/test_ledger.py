@@ -766,3 +766,13 @@ def test_a_decimal_or_version_the_conversation_cites_names_its_output_line() -> 
     named = [e.text for e in extract(span) if e.kind == VALUE and e.rank == TOP_VALUE_RANK]
     assert any("143.7s" in text for text in named), named
     assert any("syn v1.0.109" in text for text in named), named
+
+
+def test_an_absolute_path_names_its_line_and_a_short_fraction_or_word_names_none() -> None:
+    from engine.ledger.values import named_lines, named_terms
+
+    lines = [f"{i:04d} /etc/app/conf.d/site-{i}.conf ok" for i in range(30)]
+    lines[12] = "0012 /etc/nginx/nginx.conf reloaded I/O 3/4"
+    named = named_terms(["I edited /etc/nginx/nginx.conf; I/O is 3/4 and/or 1.0 of it."])
+    assert named_lines(lines, named) == {lines[12]: "/etc/nginx/nginx.conf"}
+    assert not {"I/O", "3/4", "and/or", "1.0"} & named

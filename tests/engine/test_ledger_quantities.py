@@ -50,3 +50,18 @@ def test_the_line_behind_a_rough_figure_is_a_value_ranked_first() -> None:
     )
     named = [e.text for e in extract(span) if e.kind == VALUE and e.rank == TOP_VALUE_RANK]
     assert any("writes=6914" in text for text in named), named
+
+
+def test_a_figure_near_two_lines_names_both_and_near_three_names_none() -> None:
+    said = said_quantities(["about 500 ms"])
+    two = ["p50 120ms", "p95 480ms", "p99 515ms", "max 900ms"]
+    assert roughly_named(two, said) == {"p95 480ms": "480ms", "p99 515ms": "515ms"}
+    three = [*two, "p98 505ms"]
+    assert roughly_named(three, said) == {}
+
+
+def test_a_date_is_no_count_a_time_of_day_no_duration_and_a_figure_stays_on_its_line() -> None:
+    said = said_quantities(["about eight hours", "about 2,000 users", "about 480 jobs"])
+    lines = ["released 2024-05-01", "2024-05-01 04:55:21 backup started", "queue depth 480"]
+    lines += ["min latency 3"]
+    assert roughly_named(lines, said) == {"queue depth 480": "480"}
