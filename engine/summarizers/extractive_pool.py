@@ -222,9 +222,13 @@ class _Pool:
     line_limit: int
     total: int
     wide_limit: int  # for the sections in _WIDE
-
     out: list[Candidate] = field(default_factory=list)
     shown: set[str] = field(default_factory=set)  # output lines already in a digest
+
+    @property
+    def roomy(self) -> bool:
+        """The budget holds dozens of lines (what widens a decision's limit)."""
+        return self.wide_limit > self.line_limit
 
     def add(
         self,
@@ -426,7 +430,7 @@ def _answer(pool: _Pool, text: str, position: int) -> bool:
     one the answer is a line that relates, and would take a fact's room (held-out set B at 300
     tokens: 42 -> 40 of 44). False when this text is not the answer yet (narration, an
     acknowledgement)."""
-    if pool.wide_limit <= pool.line_limit:
+    if not pool.roomy:
         return True  # a small budget: the answer's sentences compete as what they are
     parts = [p for p in _sentences(text) if not _QUESTION.search(p)]
     if not parts or _NARRATION.match(parts[0]) or _ACK.match(parts[0]):
