@@ -505,7 +505,8 @@ def _tool_call(
 ) -> None:
     command, path = _command_of(block)
     is_read = path is not None and command.startswith(f"{block.name} ")
-    output, exit_code = result.content if result is not None else "", None
+    output = result.content if result is not None else ""
+    exit_code: int | None = None
     if result is not None and not is_read:
         # A shell result's envelope (Codex's JSON or "Exit code: ... Output:") is not its output:
         # read as the ledger reads it (tool_output.shell_output).
