@@ -275,9 +275,11 @@ def _errors(lines: list[str], failed: bool, position: int, *, read: bool) -> lis
     shapes = [shape(line) for line in lines]
     latest = {found: i for i, found in enumerate(shapes)}
     distinct = [line for i, line in enumerate(lines) if latest[shapes[i]] == i]
-    first = set(error_lines(distinct, _ERRORS_PER_OUTPUT))
+    kept = error_lines(distinct, _MORE_ERRORS_PER_OUTPUT)
+    # The best few of the kept are the best few of all: error_lines ranks the same way on both.
+    first = set(error_lines(kept, _ERRORS_PER_OUTPUT))
     entries = []
-    for line in error_lines(distinct, _MORE_ERRORS_PER_OUTPUT):
+    for line in kept:
         entry = make_entry(ERROR, _error_text(line), position)
         if line not in first:
             entry = msgspec.structs.replace(entry, rank=_MORE_ERROR_RANK)
