@@ -12,6 +12,7 @@ import sys
 from engine import cache_path
 from metis_compaction_tui.cli import exit_codes
 from metis_compaction_tui.cli.errors import CliError
+from metis_compaction_tui.cli.lean_msgspec import import_msgspec
 from metis_compaction_tui.cli.output import (
     JSON_SHAPE_VERSION,
     block,
@@ -49,6 +50,7 @@ def _open_cache(path: Path) -> CompactionCache | None:
     """The workspace's cache, or None when there is none yet (and none is created)."""
     if not os.path.lexists(path):  # a dangling link is no "none yet": CompactionCache refuses it
         return None
+    import_msgspec()
     from engine import CompactionCache  # no cache yet, nothing of it loaded
 
     cache = CompactionCache(path)

@@ -28,6 +28,7 @@ from metis_compaction_tui.cli.help_pages import (
     set_help,
     workspace_flag_help,
 )
+from metis_compaction_tui.cli.lean_msgspec import import_msgspec
 from metis_compaction_tui.cli.overview import (
     COMMAND_HELP,
     DESCRIPTION,
@@ -437,7 +438,10 @@ def _not_a_workspace(command: str, session: str, workspace: Path) -> None:
 
 
 def _dispatch(args: argparse.Namespace, out: TextIO) -> int:
-    # Each case imports its own command module: a subcommand pays for what it uses.
+    # Each case imports its own command module: a subcommand pays for what it uses. `cache`
+    # loads msgspec only when there is a cache to read (cli.cache).
+    if args.command != "cache":
+        import_msgspec()
     match args.command:
         case "open":
             return cmd_open(args.workspace)

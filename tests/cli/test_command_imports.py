@@ -51,6 +51,9 @@ def test_status_loads_no_writer_cache_or_work_ledger(workspace: Path) -> None:
     out, modules = run("status", str(workspace))
     assert "  last       compaction" in out  # a compaction in effect: its summary has a ledger
     assert sorted(modules & {*WRITERS, *EXTRACTOR, "engine.ledger", "engine.cache"}) == []
+    # msgspec as without typing_extensions (cli.lean_msgspec), which would bring `inspect`
+    assert "msgspec" in modules
+    assert sorted(modules & {"typing_extensions", "inspect"}) == []
 
 
 def test_status_json_reads_the_ledger_back_without_its_extractor(workspace: Path) -> None:
@@ -66,7 +69,7 @@ def test_cache_list_loads_no_store_logging_or_work_ledger(workspace: Path) -> No
     assert "row(s), most recently read first" in out
     assert "engine.cache.sync_cache" in modules
     unwanted = {*WRITERS, *EXTRACTOR, "engine.ledger", "engine.store", "engine.summarizers"}
-    assert sorted(modules & unwanted) == []
+    assert sorted(modules & {*unwanted, "typing_extensions", "inspect"}) == []
 
 
 def test_cache_list_without_a_cache_loads_no_msgspec(tmp_path: Path) -> None:
