@@ -7,7 +7,6 @@ shapes as for a metis store (docs/cli-json.md) plus a `transcript` object.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
@@ -17,12 +16,9 @@ import msgspec
 
 from engine import (
     ORIGIN_DEFAULT,
-    CompactionCache,
     CompactionConfig,
     ConfigError,
     History,
-    ManagerDeps,
-    SessionManager,
     SummarizerSettings,
     cache_path,
     is_workspace,
@@ -41,12 +37,10 @@ from metis_compaction_tui.cli.commands import (
 )
 from metis_compaction_tui.cli.output import one_line, warn
 from metis_compaction_tui.importers import TranscriptError, probe_head, skipped_lines_summary
-from metis_compaction_tui.sources.transcript import (
+from metis_compaction_tui.sources.recording import (
     Recording,
-    TranscriptSource,
     discover_transcripts,
     read_recording,
-    scratch_dir,
 )
 
 WHAT_IF_MODEL = "local:extractive"  # no key needed; --set model=anthropic:<model> for a real one
@@ -115,6 +109,8 @@ def _read(path: Path, config: CompactionConfig, *, light: bool = False) -> Recor
 
 
 def cmd_inspect(path: Path | None, scratch: Path | None, limit: int, sets: Sequence[str]) -> int:
+    from metis_compaction_tui.sources.transcript import TranscriptSource, scratch_dir
+
     config, summarizer = what_if_settings(sets, running="inspect")  # its what-ifs compact
     scratch = scratch or scratch_dir()
     paths = _paths(path, limit)
@@ -291,6 +287,12 @@ def cmd_transcript_compact(
     if recording.tail.skipped_line_count:  # on stderr: stdout (and --json) stays the preview
         skipped = skipped_lines_summary(recording.tail.transcript().skipped_lines)
         warn(f"metis-compaction-tui: {one_line(str(path))}: {skipped}")
+    # The manager, the cache and asyncio: the dry run's alone (status reads without them).
+    import asyncio
+
+    from engine import CompactionCache, ManagerDeps, SessionManager
+    from metis_compaction_tui.sources.transcript import scratch_dir
+
     scratch_cache = cache_path(scratch_dir())
     cache = CompactionCache(scratch_cache) if scratch_cache.exists() else None  # peek, never create
     try:

@@ -91,7 +91,7 @@ CONFIG = CompactionConfig(compaction_model="local:extractive")  # the spec's def
 
 def _ours(message: Message) -> Message:
     """The agent's summary counts as an ordinary message for our projection: our engine never
-    made it (as sources.transcript does)."""
+    made it (as sources.recording does)."""
     if not message.synthetic:
         return message
     metadata = msgspec.structs.replace(message.metadata, synthetic=False)

@@ -20,6 +20,11 @@ from engine.summarizers import price_origin
 from engine.summarizers.settings import PRICE_STATED, StatedPrice, SummarizerSettings
 from metis_compaction_tui.importers import load_transcript
 from metis_compaction_tui.sources.base import SourceUnavailable
+from metis_compaction_tui.sources.recording import (
+    discover_transcripts,
+    read_recording,
+    transcript_title,
+)
 from metis_compaction_tui.sources.session_data import (
     AGENT_COMPACTION,
     AgentCompactionView,
@@ -27,12 +32,7 @@ from metis_compaction_tui.sources.session_data import (
     build_timeline,
     message_log,
 )
-from metis_compaction_tui.sources.transcript import (
-    TranscriptSource,
-    discover_transcripts,
-    read_recording,
-    transcript_title,
-)
+from metis_compaction_tui.sources.transcript import TranscriptSource
 from tests.app.transcript_helpers import TRANSCRIPT_CONFIG as CONFIG
 from tests.app.transcript_helpers import consume, grow_by, transcript_source
 from tests.importers.test_importers import (

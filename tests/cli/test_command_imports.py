@@ -77,3 +77,14 @@ def test_cache_list_without_a_cache_loads_no_msgspec(tmp_path: Path) -> None:
     assert out.endswith("no cache yet\n")
     unwanted = {*WRITERS, "msgspec", "typing", "sqlite3", "engine.cache", "engine.store"}
     assert sorted(modules & unwanted) == []
+
+
+def test_status_on_a_transcript_loads_no_manager_cache_or_app_source() -> None:
+    transcript = (
+        Path(__file__).parents[1] / "fixtures/transcripts/claude-code/compact_boundary.jsonl"
+    )
+    out, modules = run("status", str(transcript))
+    assert "ours would make" in out
+    assert "metis_compaction_tui.sources.recording" in modules
+    app_side = {"metis_compaction_tui.sources.transcript", "metis_compaction_tui.sources.memory"}
+    assert sorted(modules & {*WRITERS, *EXTRACTOR, "engine.cache", *app_side}) == []

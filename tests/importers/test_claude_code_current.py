@@ -15,7 +15,7 @@ from engine.messages import (
     validate_history,
 )
 from metis_compaction_tui.importers import TranscriptTail, load_transcript
-from metis_compaction_tui.sources.transcript import read_recording
+from metis_compaction_tui.sources.recording import read_recording
 from tests.cli_process import run_cli
 
 CLAUDE = Path(__file__).parents[1] / "fixtures" / "transcripts" / "claude-code"

@@ -12,7 +12,7 @@ import pytest
 from engine import CompactionConfig
 from engine.messages import Message, TextContentBlock
 from metis_compaction_tui.importers import TranscriptTail, load_transcript
-from metis_compaction_tui.sources.transcript import discover_transcripts, read_recording
+from metis_compaction_tui.sources.recording import discover_transcripts, read_recording
 from tests.cli_process import run_cli
 
 CODEX = Path(__file__).parents[1] / "fixtures" / "transcripts" / "codex"

@@ -22,7 +22,7 @@ from metis_compaction_tui.importers import (
     load_transcript,
 )
 from metis_compaction_tui.importers.model import NO_RESULT
-from metis_compaction_tui.sources.transcript import read_recording
+from metis_compaction_tui.sources.recording import read_recording
 from tests.transcript_writer import ClaudeCodeWriter
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts" / "claude-code"

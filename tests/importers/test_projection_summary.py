@@ -10,7 +10,7 @@ from pathlib import Path
 from engine import CompactionConfig
 from engine.policy.projection import project_compactions
 from engine.tokens import estimate_message_tokens
-from metis_compaction_tui.sources.transcript import PROJECTED_SHOWN, read_recording
+from metis_compaction_tui.sources.recording import PROJECTED_SHOWN, read_recording
 from tests.cli_process import run_cli
 from tests.transcript_writer import ClaudeCodeWriter
 

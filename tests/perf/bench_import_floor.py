@@ -44,7 +44,7 @@ kind, path = sys.argv[1], sys.argv[2]
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 import msgspec
 from metis_compaction_tui.importers import load_transcript
-from metis_compaction_tui.sources.transcript import read_recording
+from metis_compaction_tui.sources.recording import read_recording
 from metis_compaction_tui.cli.transcripts import transcript_status
 from metis_compaction_tui.statusline.refresh import refresh
 from engine import CompactionConfig
