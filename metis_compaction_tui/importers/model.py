@@ -101,6 +101,16 @@ class ImportedTranscript(msgspec.Struct):
 SKIPPED_LINES_SHOWN = 5
 
 
+def as_ordinary(message: Message) -> Message:
+    """The agent's own summary as an ordinary message, for our engine: kept synthetic it would be
+    our compaction floor (§3.2) and hide everything before it from our projection and what-ifs;
+    our engine never made it."""
+    if not message.synthetic:
+        return message
+    metadata = msgspec.structs.replace(message.metadata, synthetic=False)
+    return msgspec.structs.replace(message, metadata=metadata)
+
+
 def skipped_lines_summary(lines: list[tuple[int, str]]) -> str | None:
     """One sentence for the user: '2 lines skipped (line 1834: invalid JSON; line 2001: ...)'."""
     if not lines:

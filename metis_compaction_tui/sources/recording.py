@@ -13,8 +13,6 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-import msgspec
-
 from engine import (
     CompactionConfig,
     Message,
@@ -30,6 +28,7 @@ from metis_compaction_tui.importers import (
     default_transcript_roots,
     find_transcripts,
 )
+from metis_compaction_tui.importers.model import as_ordinary
 from metis_compaction_tui.safe_text import neutralise
 from metis_compaction_tui.sources.session_data import (
     AGENT_COMPACTION,
@@ -75,14 +74,6 @@ def transcript_title(path: Path) -> str:
     uuid_like = len(stem) == 36 and stem.count("-") == 4
     name = stem[:8] if uuid_like else stem
     return f"{project} · {name}" if project else name  # a bare file name has no folder
-
-
-def _ours(message: Message) -> Message:
-    """The agent's summary as a plain message (see the module docstring)."""
-    if not message.synthetic:
-        return message
-    metadata = msgspec.structs.replace(message.metadata, synthetic=False)
-    return msgspec.structs.replace(message, metadata=metadata)
 
 
 class Recording:
@@ -155,7 +146,7 @@ class Recording:
             self._restart()
             start = 0
         dropped = [m.id for m in self.messages[start:]]
-        ours = [_ours(m) for m in messages]
+        ours = [as_ordinary(m) for m in messages]
         if tokens is None:
             tokens = [estimate_message_tokens(m) for m in ours]
         del self.messages[start:], self.tokens[start:], self.cumulative[start + 1 :]

@@ -34,7 +34,7 @@ from engine import (
     reads_tool_output,
 )
 from metis_compaction_tui.importers import TranscriptError, TranscriptTail
-from metis_compaction_tui.importers.model import RecordedUsage
+from metis_compaction_tui.importers.model import RecordedUsage, as_ordinary
 from metis_compaction_tui.importers.tail import gc_paused
 from metis_compaction_tui.statusline.state import (
     STATE_VERSION,
@@ -89,20 +89,11 @@ _parked: list[object] = []
 CONFIG = CompactionConfig(compaction_model="local:extractive")  # the spec's default knobs
 
 
-def _ours(message: Message) -> Message:
-    """The agent's summary counts as an ordinary message for our projection: our engine never
-    made it (as sources.recording does)."""
-    if not message.synthetic:
-        return message
-    metadata = msgspec.structs.replace(message.metadata, synthetic=False)
-    return msgspec.structs.replace(message, metadata=metadata)
-
-
 def _with_tokens(messages: list[Message], tokens: list[int]) -> Iterator[tuple[Message, int]]:
     """What the projection is fed: our view of each message and its token estimate (made as
     it is fed, not held as a list: a first read of 100 MB feeds 110,000)."""
     for message, count in zip(messages, tokens, strict=True):
-        yield (_ours(message) if message.metadata.synthetic else message), count
+        yield (as_ordinary(message) if message.metadata.synthetic else message), count
 
 
 def _light() -> bool:

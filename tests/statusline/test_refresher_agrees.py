@@ -13,7 +13,8 @@ from engine.policy.plan import plan_turn
 from engine.policy.projection import Projection
 from engine.tokens import estimate_message_tokens
 from metis_compaction_tui.importers import TranscriptError, load_transcript
-from metis_compaction_tui.statusline.refresh import CONFIG, _ours, refresh
+from metis_compaction_tui.importers.model import as_ordinary
+from metis_compaction_tui.statusline.refresh import CONFIG, refresh
 from metis_compaction_tui.statusline.state import load_line_state, trigger_word
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
@@ -26,7 +27,7 @@ def from_full_import(path: Path) -> dict[str, object] | None:
     except TranscriptError:
         return None
     projection = Projection(CONFIG)
-    projection.feed((_ours(m), estimate_message_tokens(m)) for m in imported.messages)
+    projection.feed((as_ordinary(m), estimate_message_tokens(m)) for m in imported.messages)
     decision = plan_turn(projection.history, CONFIG, Decimal(0)).decision
     usage = [u for u in imported.recorded_usage if u.message_index >= 0]
     last = imported.agent_compactions[-1] if imported.agent_compactions else None

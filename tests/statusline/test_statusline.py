@@ -135,9 +135,10 @@ def test_figures_come_from_the_engine_rule(tmp_path: Path) -> None:
     from engine.policy.projection import project_compactions
     from engine.tokens import estimate_message_tokens
     from metis_compaction_tui.importers import load_transcript
-    from metis_compaction_tui.statusline.refresh import CONFIG, _ours
+    from metis_compaction_tui.importers.model import as_ordinary
+    from metis_compaction_tui.statusline.refresh import CONFIG
 
-    messages = [_ours(m) for m in load_transcript(log).messages]
+    messages = [as_ordinary(m) for m in load_transcript(log).messages]
     fires = project_compactions(((m, estimate_message_tokens(m)) for m in messages), CONFIG)
     assert f["our_compactions"] == len(fires)
 
