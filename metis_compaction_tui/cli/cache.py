@@ -12,7 +12,6 @@ import sys
 from engine import cache_path
 from metis_compaction_tui.cli import exit_codes
 from metis_compaction_tui.cli.errors import CliError
-from metis_compaction_tui.cli.lean_msgspec import import_msgspec
 from metis_compaction_tui.cli.output import (
     JSON_SHAPE_VERSION,
     block,
@@ -20,6 +19,7 @@ from metis_compaction_tui.cli.output import (
     format_time,
     one_line,
 )
+from metis_compaction_tui.lean_msgspec import import_msgspec
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:

@@ -28,7 +28,6 @@ from metis_compaction_tui.cli.help_pages import (
     set_help,
     workspace_flag_help,
 )
-from metis_compaction_tui.cli.lean_msgspec import import_msgspec
 from metis_compaction_tui.cli.overview import (
     COMMAND_HELP,
     DESCRIPTION,
@@ -38,6 +37,7 @@ from metis_compaction_tui.cli.overview import (
     terminal_columns,
 )
 from metis_compaction_tui.defaults import DEFAULT_LIMIT, DEMO_PACE, DEMO_TURNS, LOCAL_MODEL
+from metis_compaction_tui.lean_msgspec import import_msgspec
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (--help pays for argparse)
 if TYPE_CHECKING:

@@ -296,9 +296,14 @@ def refresh_running(lock_file: str) -> bool:
     return False
 
 
-REFRESHER = (
+# The refresher's start: msgspec as the commands import it (lean_msgspec), then its module.
+REFRESHER_PRELUDE = (
     "import os, sys\n"
-    "from metis_compaction_tui.statusline.{module} import main\n"
+    "from metis_compaction_tui.lean_msgspec import import_msgspec\n"
+    "import_msgspec()\n"
+)
+REFRESHER = (
+    REFRESHER_PRELUDE + "from metis_compaction_tui.statusline.{module} import main\n"
     "os._exit(main(sys.argv[1:]))\n"  # its files are written and closed: skip the teardown
 )
 

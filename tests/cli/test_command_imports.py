@@ -51,7 +51,7 @@ def test_status_loads_no_writer_cache_or_work_ledger(workspace: Path) -> None:
     out, modules = run("status", str(workspace))
     assert "  last       compaction" in out  # a compaction in effect: its summary has a ledger
     assert sorted(modules & {*WRITERS, *EXTRACTOR, "engine.ledger", "engine.cache"}) == []
-    # msgspec as without typing_extensions (cli.lean_msgspec), which would bring `inspect`
+    # msgspec as without typing_extensions (lean_msgspec), which would bring `inspect`
     assert "msgspec" in modules
     assert sorted(modules & {"typing_extensions", "inspect"}) == []
 

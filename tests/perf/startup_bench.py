@@ -47,7 +47,7 @@ from bench_store import SID, build_store, messages  # noqa: E402
 ENTRY = "import sys; from metis_compaction_tui.cli import main; sys.exit(main())"
 REQUIRED = "argparse, sqlite3, msgspec alone"
 REQUIRED_CODE = (
-    "from metis_compaction_tui.cli.lean_msgspec import import_msgspec; import_msgspec(); "
+    "from metis_compaction_tui.lean_msgspec import import_msgspec; import_msgspec(); "
     "import argparse, pathlib, re, sqlite3"
 )
 TARGETS = {"line_p95_s": 0.050, "line_ratio": 2.0, "open_s": 0.3, "data": 3.0, "help": 2.0}
@@ -172,7 +172,7 @@ def cli_figures(
         "bare `python -c pass`": ([], b""),
         # What a command reading a store's rows loads before a line of ours: the rows decode
         # into msgspec Structs, the store is SQLite, the CLI argparse. The floor under `status`
-        # (msgspec imported as the commands do, without typing_extensions: cli.lean_msgspec).
+        # (msgspec imported as the commands do, without typing_extensions: lean_msgspec).
         REQUIRED: ([], b""),
         "`--help`": (["--help"], b""),
         "`inspect --help`": (["inspect", "--help"], b""),

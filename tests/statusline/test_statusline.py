@@ -739,10 +739,13 @@ def test_the_refreshers_import_no_summarizer_and_the_workspace_line_no_engine(
         "main(sys.argv[1:], None, sys.stdout)\n"
         "print(sorted(m for m in set(sys.modules) - before if m.split('.')[0] in"
         " ('engine', 'msgspec', 'argparse', 'pathlib', 'typing')))\n"
+        "from metis_compaction_tui.statusline import REFRESHER_PRELUDE\n"
+        "exec(REFRESHER_PRELUDE)\n"  # as a spawned refresher starts
         "import metis_compaction_tui.statusline.refresh\n"
         "import metis_compaction_tui.statusline.workspace_refresh\n"
         "import json\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith('engine.summarizers.'))))\n"
+        "print(sorted({'typing_extensions', 'inspect'} & set(sys.modules)))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe, str(tmp_path), "--no-color"],
@@ -752,7 +755,7 @@ def test_the_refreshers_import_no_summarizer_and_the_workspace_line_no_engine(
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    line, line_modules, summarizer_modules = done.stdout.splitlines()
+    line, line_modules, summarizer_modules, lean = done.stdout.splitlines()
     assert line.startswith("history ") and "ours: " in line
     assert line_modules == "[]"
     # the package's protocol, price table and prompt version come with engine.config; no
@@ -764,6 +767,7 @@ def test_the_refreshers_import_no_summarizer_and_the_workspace_line_no_engine(
         "engine.prompt",
         "engine.summarizers.settings",
     }, loaded
+    assert lean == "[]"  # msgspec without typing_extensions, which brings inspect (lean_msgspec)
 
 
 def test_the_line_names_the_engines_trust_folder(
