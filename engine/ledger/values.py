@@ -106,6 +106,43 @@ def standing_out(lines: list[str]) -> list[bool]:
     return [counts[found] <= few for found in shapes]
 
 
+# A figure as a column of like-shaped lines holds it: a whole token, its unit attached ("143.7s",
+# "412.61MB", "1.53%"), not a piece of a date, a time, an address or a name.
+_FIGURE = re.compile(r"(?<![\w.:\-])(\d+(?:\.\d+)?)(?:%|ms|s|[KMGT]i?B)?(?![\w.:\-])")
+# How far a column's largest figure must lead the next largest, as a share of the spread of the
+# others: a count or id that grows line by line leads by a step, a stall among fast requests by
+# many times their spread.
+_OUTLYING = 0.5
+# An output's first lines read for a figure far ahead (as quantities.roughly_named reads them).
+_OUTLYING_SCAN = 4_000
+
+
+def outlying(lines: list[str]) -> dict[str, str]:
+    """line -> its figure, for the lines holding the largest figure of a column of their crowd
+    (CROWD or more lines of one value_shape) far ahead of the rest: the slowest request of a
+    timing loop, the one CPU's failure counter, the crate that takes minutes to compile. Of an
+    output's first _OUTLYING_SCAN lines."""
+    groups: dict[str, list[str]] = {}
+    for line in lines[:_OUTLYING_SCAN]:
+        groups.setdefault(value_shape(line), []).append(line)
+    out: dict[str, str] = {}
+    for crowd in groups.values():
+        if len(crowd) < CROWD:
+            continue
+        rows = [_FIGURE.findall(line[:LINE_LIMIT]) for line in crowd]
+        width = len(rows[0])
+        if any(len(row) != width for row in rows):
+            continue
+        for column in range(width):
+            figures = [float(row[column]) for row in rows]
+            ordered = sorted(figures)
+            low, second, top = ordered[0], ordered[-2], ordered[-1]
+            if second > low and top - second >= _OUTLYING * (second - low):
+                at = figures.index(top)
+                out.setdefault(crowd[at], rows[at][column])
+    return out
+
+
 def setting_name(line: str) -> str | None:
     setting = _SETTING.match(_readable(line))
     return setting.group(1) if setting else None

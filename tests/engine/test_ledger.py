@@ -8,6 +8,7 @@ from hashlib import sha1
 
 from engine.ledger import HEADING, Ledger, apply_ledger, extract, ledger_reserve, render, split
 from engine.ledger.model import EDITED, ERROR, RAN, READ, TOP_VALUE_RANK, VALUE, WROTE
+from engine.ledger.values import outlying
 from engine.messages import (
     Message,
     Role,
@@ -776,3 +777,31 @@ def test_an_absolute_path_names_its_line_and_a_short_fraction_or_word_names_none
     named = named_terms(["I edited /etc/nginx/nginx.conf; I/O is 3/4 and/or 1.0 of it."])
     assert named_lines(lines, named) == {lines[12]: "/etc/nginx/nginx.conf"}
     assert not {"I/O", "3/4", "and/or", "1.0"} & named
+
+
+def test_the_one_figure_far_ahead_of_its_column_stands_out_of_its_crowd() -> None:
+    # A hundred timed requests of one shape, one of them a five-second stall: its line is the
+    # one the work is about. The request numbers grow line by line and single out none.
+    rows = [
+        f"{i:03d} code=200 time_namelookup: 0.00{i % 7 + 1}2 time_total: 0.1{i % 9}3"
+        for i in range(100)
+    ]
+    rows[57] = "057 code=200 time_namelookup: 5.012874 time_total: 5.139205"
+    timings = "\n".join(rows)
+    span = session(("Timing a loop.", [("Bash", {"command": "./loop.sh"}, timings, False)]))
+    values = [e for e in extract(span) if e.kind == VALUE]
+    assert any("5.012874" in e.text for e in values), [e.text for e in values]
+    stall = next(e for e in values if "5.012874" in e.text)
+    assert all(stall.rank >= e.rank for e in values)
+
+
+def test_a_column_without_a_figure_far_ahead_singles_out_no_line() -> None:
+    # Ids and times that grow line by line, and counts spread evenly: no line leads its column.
+    rows = [
+        f"cpu={i} found={(i * 37) % 60} insert_failed={900 + (i * 611) % 8900}" for i in range(16)
+    ]
+    assert outlying(rows) == {}
+    rows[11] = "cpu=11 found=52 insert_failed=18734"
+    assert outlying(rows) == {rows[11]: "18734"}
+    # A pathological line is read in linear time.
+    assert outlying(["1." * 2_000] * 8 + ["9" * 4_000] * 8) == {}
