@@ -805,3 +805,22 @@ def test_a_column_without_a_figure_far_ahead_singles_out_no_line() -> None:
     assert outlying(rows) == {rows[11]: "18734"}
     # A pathological line is read in linear time.
     assert outlying(["1." * 2_000] * 8 + ["9" * 4_000] * 8) == {}
+
+
+def test_an_error_class_is_read_in_its_own_case_and_a_word_ending_in_error_is_none() -> None:
+    # cargo's timings name the thiserror crate; a DNS log answers NOERROR: neither went wrong.
+    output = "\n".join(
+        [
+            "thiserror-impl v2.0.3 build-script (run) 55.3s 51.4s default",
+            '[INFO] 10.40.59.64:39514 - 59552 "A IN vault.svc. udp 80 false 512" NOERROR qr,aa,rd',
+            "OSError: [Errno 28] No space left on device",
+            "java.lang.NullPointerException at Foo.bar",
+            "shard 3: db_error=timeout",
+        ]
+    )
+    span = session(("Building.", [("Bash", {"command": "./build.sh"}, output, False)]))
+    errors = by_kind(extract(span), ERROR)
+    assert not any("thiserror" in e or "NOERROR" in e for e in errors), errors
+    assert any(e.startswith("OSError") for e in errors)
+    assert any("NullPointerException" in e for e in errors)
+    assert any("db_error" in e for e in errors)
