@@ -87,8 +87,11 @@ _WRITE_NAME = re.compile(r"(?i)write|create")
 _EDIT_NAME = re.compile(r"(?i)edit|patch|replace|insert|str_replace")
 _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.M)
 _PATCH_KIND = {"Add": WROTE, "Update": EDITED, "Delete": EDITED}
+# A runner's count: "3 failed", "12 passed"; not a key's value beside the next key in a
+# key=value line ("early_drop=0 error=9").
 _COUNT = re.compile(
-    r"\b(\d+) (passed|failed|failures?|errors?|skipped|xfailed|xpassed|deselected|total)\b"
+    r"(?<!=)\b(\d+) (passed|failed|failures?|errors?|skipped|xfailed|xpassed|deselected|total)"
+    r"\b(?!=)"
 )
 
 

@@ -824,3 +824,17 @@ def test_an_error_class_is_read_in_its_own_case_and_a_word_ending_in_error_is_no
     assert any(e.startswith("OSError") for e in errors)
     assert any("NullPointerException" in e for e in errors)
     assert any("db_error" in e for e in errors)
+
+
+def test_a_key_value_line_is_no_runners_tally() -> None:
+    # "early_drop=0 error=9" reads "0 error" only across two keys: the line is a per-CPU
+    # counter row, not a test run's totals, and its command did not end in "0 error".
+    rows = [f"cpu={i} insert=0 insert_failed={900 + i * 37} early_drop=0 error=9" for i in range(4)]
+    span = session(("Counters.", [("Bash", {"command": "conntrack -S"}, "\n".join(rows), False)]))
+    entries = extract(span)
+    assert "conntrack -S → ok" in by_kind(entries, RAN)
+    assert any("insert_failed=1011" in v for v in by_kind(entries, VALUE))
+    tally = session(
+        ("Tests.", [("Bash", {"command": "pytest"}, "== 1 failed, 3 passed ==", False)])
+    )
+    assert "pytest → 1 failed, 3 passed" in by_kind(extract(tally), RAN)
