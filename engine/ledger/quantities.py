@@ -55,7 +55,7 @@ _PRINTED_UNIT = (
 )
 _PRINTED = re.compile(
     rf"(?<![\w.,:-])({_NUMBER_PATTERN})[ ]?({_PRINTED_UNIT})?"
-    r"(?![\w.:-])"
+    r"(?![\w:-]|\.\w)"  # a sentence's closing period ends it
     r"|(?<![\w.:])(?<!-\d\d[ T])(\d{1,2}):(\d{2}):(\d{2}(?:\.\d+)?)(?![\w.:])"
 )
 # A bare count said or printed must be at least this to be matched (a "3" is any line's).

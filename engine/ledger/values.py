@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterable
 
 _VALUE = re.compile(
-    r"(?<![\w.])v?\d+\.\d+\.\d+(?:[-+][\w.]+)?(?![\w.])"  # 7.2.4, v1.4.0-rc1
+    r"(?<![\w.])v?\d+\.\d+\.\d+(?:[-+]\w+(?:[.+\-]\w+)*)?(?!\w|\.\w)"  # 7.2.4, v1.4.0-rc.1
     r"|\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?Z?)?\b"  # dates
     r"|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b"  # commit ids, digests
     r"|\b(?=[0-9A-F]*\d)(?=[0-9A-F]*[A-F])[0-9A-F]{8,40}\b"  # ids, addresses, LSNs: 9B22D0C8
@@ -28,10 +28,10 @@ WITH_UNIT = re.compile(
 # A time of day, as a conversation says it in passing ("Sunday 03:00", "at 16:30").
 _SPOKEN = re.compile(r"(?<![\w:.])\d{1,2}:\d{2}(?![\w:])")
 # A bare number: its thousands grouped ("3,400" whole, not its "400"), of three digits or more,
-# or with a decimal point.
+# or with a decimal point; a sentence's closing period ends it ("uses maxBatchSize: 250.").
 _NUMBER = re.compile(
     r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w,])"
-    r"|(?<![\w.])\d{3,}(?:\.\d+)?(?![\w.])|(?<![\w.])\d+\.\d+(?![\w.])"
+    r"|(?<![\w.])\d{3,}(?:\.\d+)?(?!\w|\.\w)|(?<![\w.])\d+\.\d+(?!\w|\.\w)"
 )
 
 

@@ -8,7 +8,7 @@ from hashlib import sha1
 
 from engine.ledger import HEADING, Ledger, apply_ledger, extract, ledger_reserve, render, split
 from engine.ledger.model import EDITED, ERROR, RAN, READ, TOP_VALUE_RANK, VALUE, WROTE
-from engine.ledger.values import outlying
+from engine.ledger.values import outlying, values_in
 from engine.messages import (
     Message,
     Role,
@@ -853,3 +853,13 @@ def test_a_figure_with_its_unit_the_conversation_states_names_the_line_printing_
     said = Message("a-said", Role.ASSISTANT, (TextContentBlock("CPU is near the 60% target."),))
     values = by_kind(extract((*messages, said)), VALUE)
     assert any("57% (467m)" in v for v in values), values
+
+
+def test_a_value_closing_a_sentence_is_read_without_the_period() -> None:
+    # A reply states what it set as its sentence's last word: the period ends the value.
+    text = "The loader now uses maxBatchSize: 250. Redis is on 7.2.4. Hit rate was 0.881."
+    span = (Message("a-said", Role.ASSISTANT, (TextContentBlock(text),)),)
+    needles = [n for e in extract(span) if e.kind == VALUE for n in e.needles]
+    assert {"250", "7.2.4", "0.881"} <= set(needles), needles
+    # Still no piece of an address or a file name.
+    assert values_in("host 10.4.2.17 serves file 1.2.3.tar") == []

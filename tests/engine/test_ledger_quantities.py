@@ -77,3 +77,9 @@ def test_a_duration_printed_with_its_unit_spelled_out_is_found_behind_a_rough_on
     ]
     said = said_quantities(["A new pod spends its first ~40 seconds compiling hot paths."])
     assert roughly_named(lines, said) == {lines[1]: "41.7 seconds"}
+
+
+def test_a_printed_duration_closing_a_sentence_keeps_its_unit() -> None:
+    lines = ["Build finished in 41.7 seconds.", "Build finished in 12.9 seconds."]
+    said = said_quantities(["It builds in about 40 seconds."])
+    assert roughly_named(lines, said) == {lines[0]: "41.7 seconds"}
