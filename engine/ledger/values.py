@@ -169,9 +169,6 @@ _TERM = re.compile(
     r"|(?<![\w/.-])/{0,2}[\w.-]+/[\w.-]+(?:/[\w.-]*)*"  # starts where a token does: linear
     r"|(?<![\d.])\d+\.\d+(?:\.\d+)*(?![\d.])"
 )
-# A figure with its unit, as a conversation states it exactly ("the 60% target", "150m", "250
-# ms"): a term too, read without the space ("250ms" is "250 ms").
-_UNIT_FIGURE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:%|ms|s|min|h|[KMGT]i?B|m|Mi|Gi)(?![\w%])")
 # Shorter than this, a term is a word or a fraction, not a name: "I/O", "and/or", "3/4", "1.0".
 _LEAST_TERM = 4
 _LEAST_PATH = 7
@@ -188,8 +185,7 @@ def _terms(text: str) -> set[str]:
         for term in _TERM.findall(text)
         if len(term) >= (_LEAST_PATH if "/" in term else _LEAST_TERM)
     }
-    figures = {_SHAPE_SPACE.sub("", figure) for figure in _UNIT_FIGURE.findall(text)}
-    return found | set(_DIGIT_RUN.findall(text)) | figures
+    return found | set(_DIGIT_RUN.findall(text))
 
 
 def named_terms(texts: Iterable[str]) -> frozenset[str]:

@@ -840,21 +840,6 @@ def test_a_key_value_line_is_no_runners_tally() -> None:
     assert "pytest → 1 failed, 3 passed" in by_kind(extract(tally), RAN)
 
 
-def test_a_figure_with_its_unit_the_conversation_states_names_the_line_printing_it() -> None:
-    # Thirty metric rows of one shape; the conversation states the 60% target exactly, and the
-    # one row printing it is the one the work is about (its current use beside the target).
-    names = "abcdefghijklmnopqrstuvwxyzABCD"
-    rows = [
-        f"resource {n} on pods: {40 + i}% ({400 + i}m) / {80 + i}%" for i, n in enumerate(names)
-    ]
-    rows[17] = "resource cpu on pods: 57% (467m) / 60%"
-    call = ("Bash", {"command": "kubectl describe hpa"}, "\n".join(rows), False)
-    messages = session(("Describing it.", [call]))
-    said = Message("a-said", Role.ASSISTANT, (TextContentBlock("CPU is near the 60% target."),))
-    values = by_kind(extract((*messages, said)), VALUE)
-    assert any("57% (467m)" in v for v in values), values
-
-
 def test_a_value_closing_a_sentence_is_read_without_the_period() -> None:
     # A reply states what it set as its sentence's last word: the period ends the value.
     text = "The loader now uses maxBatchSize: 250. Redis is on 7.2.4. Hit rate was 0.881."
