@@ -33,7 +33,14 @@ from engine.ledger.model import (
 )
 from engine.ledger.quantities import Quantity, roughly_named, said_quantities
 from engine.ledger.render import split
-from engine.ledger.values import named_lines, named_terms, standing_out, values_in, window
+from engine.ledger.values import (
+    named_lines,
+    named_terms,
+    outlying,
+    standing_out,
+    values_in,
+    window,
+)
 from engine.messages import Message, TextContentBlock, ToolResultContentBlock, ToolUseContentBlock
 from engine.policy.splice import parse_summary_text
 from engine.policy.tool_output import (
@@ -66,6 +73,9 @@ _DETAIL_SCAN = 4_000  # lines of an output read for details
 # A value read from one of a long output's crowd of like-shaped lines (values.standing_out)
 # ranks this much below its kind: the line that stands out of the crowd goes first.
 CROWD_PENALTY = 20
+# A crowd's line whose figure leads its column far ahead (values.outlying) ranks just below a
+# line the conversation names.
+LEADING_RANK = TOP_VALUE_RANK - 1
 _SHORT_OUTPUT = 60
 _PROGRESS = re.compile(r"\[\s*\d{1,3}%\]$")  # a runner's progress: tests/test_api.py .. [ 30%]
 _NAMED_LIMIT = 160  # a named line is read wider than a value's: what it says of the name
@@ -77,8 +87,11 @@ _WRITE_NAME = re.compile(r"(?i)write|create")
 _EDIT_NAME = re.compile(r"(?i)edit|patch|replace|insert|str_replace")
 _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.M)
 _PATCH_KIND = {"Add": WROTE, "Update": EDITED, "Delete": EDITED}
+# A runner's count: "3 failed", "12 passed"; not a key's value beside the next key in a
+# key=value line ("early_drop=0 error=9").
 _COUNT = re.compile(
-    r"\b(\d+) (passed|failed|failures?|errors?|skipped|xfailed|xpassed|deselected|total)\b"
+    r"(?<!=)\b(\d+) (passed|failed|failures?|errors?|skipped|xfailed|xpassed|deselected|total)"
+    r"\b(?!=)"
 )
 
 
@@ -377,8 +390,11 @@ def _values(lines: list[str], position: int, named: Named = _NOTHING_NAMED) -> l
     entries: list[tuple[bool, Entry]] = []
     # line -> what in it the conversation names: a term, or a figure it gave roughly
     mentioned = roughly_named(lines, named.quantities) | named_lines(lines, named.terms)
+    # A crowd's line whose figure leads its column far ahead of the rest (the slowest of a
+    # hundred timed requests) stands out of it too, after the lines the conversation names.
+    leading = {line: figure for line, figure in outlying(lines).items() if line not in mentioned}
     for line, alone in zip(salient, standing_out(salient), strict=True):
-        if _tally(line) or line in mentioned:
+        if _tally(line) or line in mentioned or line in leading:
             continue
         found = values_in(line)
         if found:
@@ -394,6 +410,11 @@ def _values(lines: list[str], position: int, named: Named = _NOTHING_NAMED) -> l
         if values_in(line) and not _tally(line):
             entry = make_entry(VALUE, window(line, term, _NAMED_LIMIT), position)
             entry = msgspec.structs.replace(entry, rank=TOP_VALUE_RANK)
+            entries.append((True, entry))
+    for line, figure in leading.items():
+        if not _tally(line):
+            entry = make_entry(VALUE, window(line, figure, _NAMED_LIMIT), position)
+            entry = msgspec.structs.replace(entry, rank=LEADING_RANK)
             entries.append((True, entry))
     ranked = sorted(entries, key=lambda a_e: (not a_e[0], -a_e[1].rank, a_e[1].text))
     best = {id(e) for _, e in ranked[:_VALUES_PER_OUTPUT]}

@@ -46,11 +46,16 @@ _SAID = re.compile(
     rf"(?:[ -]?(%|(?:{_UNIT_WORDS})\b))?",
     re.IGNORECASE,
 )
-# As a tool prints it: 412.771ms, 41.09 ms, 1.53%, 00:07:42.18, 6914 (a bare count). A number
-# in a date (2024-05-01) is no count, and a time of day after a date is no duration.
+# As a tool prints it: 412.771ms, 41.09 ms, 1.53%, 00:07:42.18, 6914 (a bare count), its unit
+# spelled out too ("Started App in 41.7 seconds"). A number in a date (2024-05-01) is no count,
+# and a time of day after a date is no duration.
+_PRINTED_UNIT = (
+    r"%|(?:milliseconds?|seconds?|secs?|minutes?|mins?|hours?|hrs?|"
+    r"ms|s|min|h|kB|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\b"
+)
 _PRINTED = re.compile(
-    rf"(?<![\w.,:-])({_NUMBER_PATTERN})[ ]?(%|(?:ms|s|min|h|kB|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\b)?"
-    r"(?![\w.:-])"
+    rf"(?<![\w.,:-])({_NUMBER_PATTERN})[ ]?({_PRINTED_UNIT})?"
+    r"(?![\w:-]|\.\w)"  # a sentence's closing period ends it
     r"|(?<![\w.:])(?<!-\d\d[ T])(\d{1,2}):(\d{2}):(\d{2}(?:\.\d+)?)(?![\w.:])"
 )
 # A bare count said or printed must be at least this to be matched (a "3" is any line's).

@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterable
 
 _VALUE = re.compile(
-    r"(?<![\w.])v?\d+\.\d+\.\d+(?:[-+][\w.]+)?(?![\w.])"  # 7.2.4, v1.4.0-rc1
+    r"(?<![\w.])v?\d+\.\d+\.\d+(?:[-+]\w+(?:[.+\-]\w+)*)?(?!\w|\.\w)"  # 7.2.4, v1.4.0-rc.1
     r"|\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?Z?)?\b"  # dates
     r"|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b"  # commit ids, digests
     r"|\b(?=[0-9A-F]*\d)(?=[0-9A-F]*[A-F])[0-9A-F]{8,40}\b"  # ids, addresses, LSNs: 9B22D0C8
@@ -28,10 +28,10 @@ WITH_UNIT = re.compile(
 # A time of day, as a conversation says it in passing ("Sunday 03:00", "at 16:30").
 _SPOKEN = re.compile(r"(?<![\w:.])\d{1,2}:\d{2}(?![\w:])")
 # A bare number: its thousands grouped ("3,400" whole, not its "400"), of three digits or more,
-# or with a decimal point.
+# or with a decimal point; a sentence's closing period ends it ("uses maxBatchSize: 250.").
 _NUMBER = re.compile(
     r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w,])"
-    r"|(?<![\w.])\d{3,}(?:\.\d+)?(?![\w.])|(?<![\w.])\d+\.\d+(?![\w.])"
+    r"|(?<![\w.])\d{3,}(?:\.\d+)?(?!\w|\.\w)|(?<![\w.])\d+\.\d+(?!\w|\.\w)"
 )
 
 
@@ -104,6 +104,43 @@ def standing_out(lines: list[str]) -> list[bool]:
         counts[found] = counts.get(found, 0) + 1
     few = max(2, len(lines) // 8)
     return [counts[found] <= few for found in shapes]
+
+
+# A figure as a column of like-shaped lines holds it: a whole token, its unit attached ("143.7s",
+# "412.61MB", "1.53%"), not a piece of a date, a time, an address or a name.
+_FIGURE = re.compile(r"(?<![\w.:\-])(\d+(?:\.\d+)?)(?:%|ms|s|[KMGT]i?B)?(?![\w.:\-])")
+# How far a column's largest figure must lead the next largest, as a share of the spread of the
+# others: a count or id that grows line by line leads by a step, a stall among fast requests by
+# many times their spread.
+_OUTLYING = 0.5
+# An output's first lines read for a figure far ahead (as quantities.roughly_named reads them).
+_OUTLYING_SCAN = 4_000
+
+
+def outlying(lines: list[str]) -> dict[str, str]:
+    """line -> its figure, for the lines holding the largest figure of a column of their crowd
+    (CROWD or more lines of one value_shape) far ahead of the rest: the slowest request of a
+    timing loop, the one CPU's failure counter, the crate that takes minutes to compile. Of an
+    output's first _OUTLYING_SCAN lines."""
+    groups: dict[str, list[str]] = {}
+    for line in lines[:_OUTLYING_SCAN]:
+        groups.setdefault(value_shape(line), []).append(line)
+    out: dict[str, str] = {}
+    for crowd in groups.values():
+        if len(crowd) < CROWD:
+            continue
+        rows = [_FIGURE.findall(line[:LINE_LIMIT]) for line in crowd]
+        width = len(rows[0])
+        if any(len(row) != width for row in rows):
+            continue
+        for column in range(width):
+            figures = [float(row[column]) for row in rows]
+            ordered = sorted(figures)
+            low, second, top = ordered[0], ordered[-2], ordered[-1]
+            if second > low and top - second >= _OUTLYING * (second - low):
+                at = figures.index(top)
+                out.setdefault(crowd[at], rows[at][column])
+    return out
 
 
 def setting_name(line: str) -> str | None:

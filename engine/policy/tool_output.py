@@ -20,7 +20,7 @@ _ERROR = re.compile(
     r"\b(?:error|errors|exception|traceback|failed|failure|failures|fatal|panic|denied|"
     r"refused|timed out|cannot|can't|unable|not found|no such|invalid|segmentation|abort\w*|"
     r"conflict|unreachable|killed|oom|fail|panicked)\b"
-    r"|\w(?:error|exception|failure)\b"  # ComparisonFailure
+    r"|_(?:error|exception|failure)\b"  # db_error
     r"|^http/[\d.]+ [45]\d\d\b"  # a failed request's status line: HTTP/1.1 503 Service Unavailable
 )
 
@@ -68,9 +68,15 @@ def line_shape(line: str) -> str:
     return name + SPACES.sub("", _DIGITS.sub("0", _WORDS.sub("a", line)))
 
 
+# An error's class name, read in its own case: ComparisonFailure, OSError, KeyError; not a word
+# that merely ends in "error" (the thiserror crate, DNS's NOERROR answer).
+_ERROR_CLASS = r"\w(?:Error|Exception|Failure)\b"
+_ERROR_CLASS_NAME = re.compile(_ERROR_CLASS)
+
+
 def is_error_line(line: str) -> bool:
     return (
-        bool(_ERROR.search(line.lower()))
+        bool(_ERROR.search(line.lower()) or _ERROR_CLASS_NAME.search(line))
         and not _NO_ERROR.search(line)
         and not _NOT_ERROR_TEXT.match(line)
     )
@@ -112,7 +118,7 @@ def is_code(line: str) -> bool:
 
 _ERROR_MESSAGE = re.compile(r"(?:Error|Exception|FAILED|error)\b:?\s+\S")
 
-_ERROR_NAME = re.compile(r"\w(?:Error|Exception|Failure)\b|\bFAILED\b|^E\s|(?i:^error\b)")
+_ERROR_NAME = re.compile(_ERROR_CLASS + r"|\bFAILED\b|^E\s|(?i:^error\b)")
 
 
 def error_lines(lines: list[str], most: int = 2) -> list[str]:

@@ -8,6 +8,7 @@ from hashlib import sha1
 
 from engine.ledger import HEADING, Ledger, apply_ledger, extract, ledger_reserve, render, split
 from engine.ledger.model import EDITED, ERROR, RAN, READ, TOP_VALUE_RANK, VALUE, WROTE
+from engine.ledger.values import outlying, values_in
 from engine.messages import (
     Message,
     Role,
@@ -776,3 +777,74 @@ def test_an_absolute_path_names_its_line_and_a_short_fraction_or_word_names_none
     named = named_terms(["I edited /etc/nginx/nginx.conf; I/O is 3/4 and/or 1.0 of it."])
     assert named_lines(lines, named) == {lines[12]: "/etc/nginx/nginx.conf"}
     assert not {"I/O", "3/4", "and/or", "1.0"} & named
+
+
+def test_the_one_figure_far_ahead_of_its_column_stands_out_of_its_crowd() -> None:
+    # A hundred timed requests of one shape, one of them a five-second stall: its line is the
+    # one the work is about. The request numbers grow line by line and single out none.
+    rows = [
+        f"{i:03d} code=200 time_namelookup: 0.00{i % 7 + 1}2 time_total: 0.1{i % 9}3"
+        for i in range(100)
+    ]
+    rows[57] = "057 code=200 time_namelookup: 5.012874 time_total: 5.139205"
+    timings = "\n".join(rows)
+    span = session(("Timing a loop.", [("Bash", {"command": "./loop.sh"}, timings, False)]))
+    values = [e for e in extract(span) if e.kind == VALUE]
+    assert any("5.012874" in e.text for e in values), [e.text for e in values]
+    stall = next(e for e in values if "5.012874" in e.text)
+    assert all(stall.rank >= e.rank for e in values)
+
+
+def test_a_column_without_a_figure_far_ahead_singles_out_no_line() -> None:
+    # Ids and times that grow line by line, and counts spread evenly: no line leads its column.
+    rows = [
+        f"cpu={i} found={(i * 37) % 60} insert_failed={900 + (i * 611) % 8900}" for i in range(16)
+    ]
+    assert outlying(rows) == {}
+    rows[11] = "cpu=11 found=52 insert_failed=18734"
+    assert outlying(rows) == {rows[11]: "18734"}
+    # A pathological line is read in linear time.
+    assert outlying(["1." * 2_000] * 8 + ["9" * 4_000] * 8) == {}
+
+
+def test_an_error_class_is_read_in_its_own_case_and_a_word_ending_in_error_is_none() -> None:
+    # cargo's timings name the thiserror crate; a DNS log answers NOERROR: neither went wrong.
+    output = "\n".join(
+        [
+            "thiserror-impl v2.0.3 build-script (run) 55.3s 51.4s default",
+            '[INFO] 10.40.59.64:39514 - 59552 "A IN vault.svc. udp 80 false 512" NOERROR qr,aa,rd',
+            "OSError: [Errno 28] No space left on device",
+            "java.lang.NullPointerException at Foo.bar",
+            "shard 3: db_error=timeout",
+        ]
+    )
+    span = session(("Building.", [("Bash", {"command": "./build.sh"}, output, False)]))
+    errors = by_kind(extract(span), ERROR)
+    assert not any("thiserror" in e or "NOERROR" in e for e in errors), errors
+    assert any(e.startswith("OSError") for e in errors)
+    assert any("NullPointerException" in e for e in errors)
+    assert any("db_error" in e for e in errors)
+
+
+def test_a_key_value_line_is_no_runners_tally() -> None:
+    # "early_drop=0 error=9" reads "0 error" only across two keys: the line is a per-CPU
+    # counter row, not a test run's totals, and its command did not end in "0 error".
+    rows = [f"cpu={i} insert=0 insert_failed={900 + i * 37} early_drop=0 error=9" for i in range(4)]
+    span = session(("Counters.", [("Bash", {"command": "conntrack -S"}, "\n".join(rows), False)]))
+    entries = extract(span)
+    assert "conntrack -S → ok" in by_kind(entries, RAN)
+    assert any("insert_failed=1011" in v for v in by_kind(entries, VALUE))
+    tally = session(
+        ("Tests.", [("Bash", {"command": "pytest"}, "== 1 failed, 3 passed ==", False)])
+    )
+    assert "pytest → 1 failed, 3 passed" in by_kind(extract(tally), RAN)
+
+
+def test_a_value_closing_a_sentence_is_read_without_the_period() -> None:
+    # A reply states what it set as its sentence's last word: the period ends the value.
+    text = "The loader now uses maxBatchSize: 250. Redis is on 7.2.4. Hit rate was 0.881."
+    span = (Message("a-said", Role.ASSISTANT, (TextContentBlock(text),)),)
+    needles = [n for e in extract(span) if e.kind == VALUE for n in e.needles]
+    assert {"250", "7.2.4", "0.881"} <= set(needles), needles
+    # Still no piece of an address or a file name.
+    assert values_in("host 10.4.2.17 serves file 1.2.3.tar") == []

@@ -65,3 +65,21 @@ def test_a_date_is_no_count_a_time_of_day_no_duration_and_a_figure_stays_on_its_
     lines = ["released 2024-05-01", "2024-05-01 04:55:21 backup started", "queue depth 480"]
     lines += ["min latency 3"]
     assert roughly_named(lines, said) == {"queue depth 480": "480"}
+
+
+def test_a_duration_printed_with_its_unit_spelled_out_is_found_behind_a_rough_one() -> None:
+    # "~40 seconds" of warm-up is the service that started in 41.7 seconds, not its neighbours.
+    lines = [
+        "cart-api INFO Started CartApplication in 26.3 seconds (process running for 27.5)",
+        "checkout-api INFO Started CheckoutApplication in 41.7 seconds (process running for 43.9)",
+        "pricing-api INFO Started PricingApplication in 12.9 seconds (process running for 14.0)",
+        "build took 1 minute",
+    ]
+    said = said_quantities(["A new pod spends its first ~40 seconds compiling hot paths."])
+    assert roughly_named(lines, said) == {lines[1]: "41.7 seconds"}
+
+
+def test_a_printed_duration_closing_a_sentence_keeps_its_unit() -> None:
+    lines = ["Build finished in 41.7 seconds.", "Build finished in 12.9 seconds."]
+    said = said_quantities(["It builds in about 40 seconds."])
+    assert roughly_named(lines, said) == {lines[0]: "41.7 seconds"}
