@@ -34,7 +34,7 @@ def test_set_e_plants_every_kind_and_each_fact_is_in_its_own_session() -> None:
 
 
 def test_held_out_sets_never_list_their_lost_facts() -> None:
-    for held_out in "BCEGI":
+    for held_out in "BCEGIL":
         with pytest.raises(SystemExit):
             main(["--misses", held_out])
 
@@ -110,6 +110,19 @@ def test_set_k_plants_every_kind_and_each_fact_is_in_its_own_session() -> None:
     names = [session.name for session in SETS["K"]]
     assert len(names) == len(set(names)) == 5
     for session in SETS["K"]:
+        assert 12 <= len(session.facts) <= 15, session.name
+        whole = "\n".join(m.text() for m in session.build())
+        assert all(kept(whole, fact.needles) for fact in session.facts), session.name
+        assert 24_000 <= len(whole) // 3 <= 35_000, session.name  # long sessions, by len/3
+
+
+def test_set_l_plants_every_kind_and_each_fact_is_in_its_own_session() -> None:
+    kinds = [fact.kind for session in SETS["L"] for fact in session.facts]
+    assert 60 <= len(kinds) <= 75 and set(kinds) == set(KINDS)
+    assert "L" in HELD_OUT  # held out: only its totals are reported
+    names = [session.name for session in SETS["L"]]
+    assert len(names) == len(set(names)) == 5
+    for session in SETS["L"]:
         assert 12 <= len(session.facts) <= 15, session.name
         whole = "\n".join(m.text() for m in session.build())
         assert all(kept(whole, fact.needles) for fact in session.facts), session.name
