@@ -1,10 +1,11 @@
-"""msgspec imported without `typing_extensions`, for the commands' start.
+"""msgspec imported without `typing_extensions`, for the start of the commands and of the status
+line's refreshers, which run often and briefly.
 
 msgspec imports typing_extensions only for what `typing` itself has on Python 3.11+
 (get_type_hints with include_extras, Required, NotRequired), and falls back to `typing` when it
 is absent, as on any install without it. It is installed here because the anthropic SDK needs
-it; importing it pulls in `inspect` and costs a command reading a store about a quarter of what
-its imports take. Nothing of ours uses it; a library imported later gets it as usual.
+it; importing it pulls in `inspect`, a large part of a short command's start. Nothing of ours
+uses it; a library imported later gets it as usual.
 """
 
 import sys
