@@ -43,6 +43,7 @@ from engine.ledger.values import (
 )
 from engine.messages import Message, TextContentBlock, ToolResultContentBlock, ToolUseContentBlock
 from engine.policy.splice import parse_summary_text
+from engine.policy.tool_calls import command_of, file_action, path_of
 from engine.policy.tool_output import (
     clean,
     clip,
@@ -80,11 +81,6 @@ _SHORT_OUTPUT = 60
 _PROGRESS = re.compile(r"\[\s*\d{1,3}%\]$")  # a runner's progress: tests/test_api.py .. [ 30%]
 _NAMED_LIMIT = 160  # a named line is read wider than a value's: what it says of the name
 
-_PATH_KEYS = ("file_path", "notebook_path", "path", "file", "filename", "target_file")
-_COMMAND_KEYS = ("command", "cmd", "script", "shell")
-_READ_NAME = re.compile(r"(?i)read|view|open|cat\b|get_file")
-_WRITE_NAME = re.compile(r"(?i)write|create")
-_EDIT_NAME = re.compile(r"(?i)edit|patch|replace|insert|str_replace")
 _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.M)
 _PATCH_KIND = {"Add": WROTE, "Update": EDITED, "Delete": EDITED}
 # A runner's count: "3 failed", "12 passed"; not a key's value beside the next key in a
@@ -177,10 +173,11 @@ def _call(
             for kind, path, moved in _PATCH_FILE.findall(patch)
             for path in [path or moved]
         ]
-    command = _command(inputs)
-    path = next((str(inputs[k]) for k in _PATH_KEYS if isinstance(inputs.get(k), str)), None)
+    command = command_of(inputs)
+    path = path_of(inputs)
     if command is None and path is not None:
-        kind = _file_kind(block.name)
+        # file_action answers in the ledger's kinds; a tool that names a file and no more reads it
+        kind = file_action(block.name) or READ
         entries = [] if failed and kind != READ else [make_entry(kind, clean(path), position)]
         if result is not None and (kind == READ or failed):
             lines = _lines(result.content)
@@ -217,33 +214,6 @@ def _patch_text(block: ToolUseContentBlock) -> str | None:
     if isinstance(argv, list) and len(argv) >= 2 and argv[0] == "apply_patch":
         return str(argv[-1])
     return None
-
-
-def _command(inputs: dict[str, object]) -> str | None:
-    for key in _COMMAND_KEYS:
-        value = inputs.get(key)
-        if isinstance(value, str) and value.strip():
-            return value
-        if isinstance(value, list) and value and all(isinstance(a, str) for a in value):
-            argv = [str(a) for a in value]
-            # ["bash", "-lc", "npm test"] reads as the script it runs.
-            if len(argv) >= 3 and argv[-2] in ("-c", "-lc"):
-                return argv[-1]
-            return " ".join(argv)
-    action = inputs.get("action")  # local_shell stored whole: {"type": "exec", "command": [...]}
-    if isinstance(action, dict) and "action" not in action:
-        return _command(action)
-    return None
-
-
-def _file_kind(name: str) -> str:
-    if _EDIT_NAME.search(name):
-        return EDITED
-    if _WRITE_NAME.search(name):
-        return WROTE
-    if _READ_NAME.search(name):
-        return READ
-    return READ
 
 
 def _outcome(

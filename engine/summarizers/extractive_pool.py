@@ -22,6 +22,7 @@ from engine.messages import (
     ToolResultContentBlock,
     ToolUseContentBlock,
 )
+from engine.policy.tool_calls import command_of, file_action, path_of
 from engine.policy.tool_output import (
     HASH,
     SPACES,
@@ -183,10 +184,6 @@ _ACK = re.compile(
     r"got it|sounds good|looks good|lgtm|agreed|understood|noted|will do|done|ack|by me|"
     r"that works|works for me)\W*)+$"
 )
-_EDIT_TOOL = re.compile(r"(?i)edit|write|patch|create|replace|apply|insert|rename|delete|move")
-_READ_TOOL = re.compile(r"(?i)read|view|open|cat|show|get_file|fetch")
-_COMMAND_KEYS = ("cmd", "command", "script", "code", "query", "shell")
-_PATH_KEYS = ("path", "file", "file_path", "filename", "target", "dest")
 
 
 def values_with_units(text: str) -> frozenset[str]:
@@ -482,13 +479,9 @@ def _person(pool: _Pool, sentence: str, position: int) -> bool:
 def _command_of(block: ToolUseContentBlock) -> tuple[str, str | None]:
     """How a call reads in a summary (the shell command itself, or `tool path`), and its path."""
     inputs = block.input
-    path = next((str(inputs[k]) for k in _PATH_KEYS if isinstance(inputs.get(k), str)), None)
-    command = next((str(inputs[k]) for k in _COMMAND_KEYS if isinstance(inputs.get(k), str)), None)
-    argv = next((inputs[k] for k in _COMMAND_KEYS if isinstance(inputs.get(k), list)), None)
-    if argv and all(isinstance(a, str) for a in argv):
-        # Codex-style argv: ["bash", "-lc", "npm test"] reads as the script it runs.
-        command = argv[-1] if len(argv) >= 2 and argv[-2] in ("-c", "-lc") else " ".join(argv)
-    if command is not None and command.strip():
+    path = path_of(inputs)
+    command = command_of(inputs)
+    if command is not None:
         return clean(command), path
     if path is not None:
         return f"{block.name} {path}", path
@@ -521,11 +514,12 @@ def _tool_call(
     else:
         errors = error_lines(lines)
     failed = bool(result is not None and result.is_error) or bool(errors) or bool(exit_code)
-    edits = bool(_EDIT_TOOL.search(block.name)) and not failed
+    action = file_action(block.name)
+    edits = action in ("edited", "wrote") and not failed
     for line in errors:
         pool.add(ERRORS, 800, position, line, always=True, identity=shape(line))
     if path is not None:
-        label = "edited" if edits else ("read" if _READ_TOOL.search(block.name) else "used")
+        label = "edited" if edits else ("read" if action == "read" else "used")
         pool.add(FILES, 800 if edits else 600, position, f"{path} ({label})")
     for found in dict.fromkeys(_PATH.findall(command)):
         if found == path:
