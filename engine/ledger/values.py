@@ -7,10 +7,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from engine.hex_ids import HASH, HEX_ID
+
 _VALUE = re.compile(
     r"(?<![\w.])v?\d+\.\d+\.\d+(?:[-+]\w+(?:[.+\-]\w+)*)?(?!\w|\.\w)"  # 7.2.4, v1.4.0-rc.1
     r"|\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?Z?)?\b"  # dates
-    r"|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b"  # commit ids, digests
+    rf"|{HEX_ID}"  # commit ids, digests
     r"|\b(?=[0-9A-F]*\d)(?=[0-9A-F]*[A-F])[0-9A-F]{8,40}\b"  # ids, addresses, LSNs: 9B22D0C8
     r"|(?<![\w.])\d+(?:\.\d+)?\s?(?:ms|s|min|h|kB|KB|MB|GB|KiB|MiB|GiB|%|rps|req/s)(?![\w])"
     r"|\b[A-Z][A-Z0-9]*-\d+\b|\b[A-Z]{2,}\d{2,}\b"  # tickets, codes: PAY-412, TS2322
@@ -78,7 +80,6 @@ def values_in(line: str, *, numbers: bool = True, spoken: bool = False) -> list[
 # _ . - inside names) one letter, each number one digit. Forty settings `retries_3: 520` share
 # one shape; the one `engine_version = "15.4"` among them, or the one commit of a log whose
 # subject carries a version, is shaped like no other line.
-_SHAPE_HASH = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
 _SHAPE_WORDS = re.compile(r"[A-Za-z]+(?:[\s_.\-]*[A-Za-z]+)*")
 _SHAPE_DIGITS = re.compile(r"\d+")
 _SHAPE_SPACE = re.compile(r"\s+")
@@ -87,7 +88,7 @@ CROWD = 8
 
 
 def value_shape(line: str) -> str:
-    shaped = _SHAPE_HASH.sub("#", line[:LINE_LIMIT])
+    shaped = HASH.sub("#", line[:LINE_LIMIT])
     shaped = _SHAPE_WORDS.sub("a", shaped)
     return _SHAPE_SPACE.sub("", _SHAPE_DIGITS.sub("0", shaped))
 

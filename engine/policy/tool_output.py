@@ -11,9 +11,10 @@ from collections import Counter
 
 import msgspec
 
+from engine.hex_ids import HASH
+
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
-HASH = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
 
 # Matched on the lower-cased line (twice as fast as (?i) on long outputs).
 _ERROR = re.compile(
