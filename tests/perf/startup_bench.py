@@ -7,8 +7,9 @@ interpreter, `python -c pass`), every call a real process:
 - SessionStore.open + manager() on the 100k-message store (in this process, imports done), and
   from the open to its first plan and its first preview;
 - the CLI's start per command on a small store: `--help`, `inspect --help`, `status WS`,
-  `cache list WS`, `statusline WS`, `statusline` (garbage stdin), beside the imports a command
-  reading the store's rows cannot do without (argparse, pathlib, re, sqlite3, msgspec).
+  `status FILE` (a 64 KiB transcript), `cache list WS`, `statusline WS`, `statusline` (garbage
+  stdin), beside the imports a command reading the store's rows cannot do without (argparse,
+  pathlib, re, sqlite3, msgspec).
 
 Targets (printed beside the figures): `statusline WS` p95 < 50 ms and < 2x the floor; store open +
 manager < 0.3 s; data commands < 3x the floor, `--help` < 2x.
@@ -168,6 +169,10 @@ def cli_figures(
     runner: Runner, workspace: Path, calls: int
 ) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     ws = str(workspace)
+    from tests.transcript_writer import ClaudeCodeWriter
+
+    transcript = workspace.parent / "session.jsonl"  # a short Claude Code log (64 KiB)
+    transcript.write_text("".join(ClaudeCodeWriter(1).turns_until(64 << 10)))
     cases: dict[str, tuple[list[str], bytes]] = {
         "bare `python -c pass`": ([], b""),
         # What a command reading a store's rows loads before a line of ours: the rows decode
@@ -177,6 +182,7 @@ def cli_figures(
         "`--help`": (["--help"], b""),
         "`inspect --help`": (["inspect", "--help"], b""),
         "`status WS`": (["status", ws], b""),
+        "`status FILE` (64 KiB transcript)": (["status", str(transcript)], b""),
         "`cache list WS`": (["cache", "list", ws], b""),
         "`statusline WS`": (["statusline", ws], b""),
         "`statusline` (garbage stdin)": (["statusline"], b"x"),
