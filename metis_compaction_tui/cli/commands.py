@@ -57,8 +57,13 @@ def _percent(part: int, whole: int) -> float:
 
 
 def open_store(workspace: Path) -> SessionStore:
+    if not workspace.exists():  # a file is read as a transcript before this (cli.dispatch)
+        raise CliError(
+            f"{workspace} does not exist (a workspace folder, or for status and "
+            "compact --dry-run a transcript file)"
+        )
     if not workspace.is_dir():
-        raise CliError(f"workspace {workspace} does not exist or is not a folder")
+        raise CliError(f"workspace {workspace} is not a folder")
     try:
         return SessionStore.open(workspace, create=False)
     except StoreError as error:

@@ -319,6 +319,8 @@ def test_compact_dry_run_on_a_transcript_previews_and_writes_nothing(
         (["status", "{live}", "--set", "threshold_tokens=many"], "'many' is not a whole number"),
         (["status", "{live}", "--set", "threshold_tokens=90000"], "must be below"),
         (["inspect", "{missing}"], "does not exist"),
+        # a transcript path mistyped: named as what it could have been, not only as a workspace
+        (["status", "{missing}.jsonl"], "missing.jsonl does not exist (a workspace folder, or"),
         (["status", "{nul}"], "nul.jsonl, line 1: not a transcript: binary data (NUL bytes)"),
         (["status", "{garbage}"], "line 1: not a transcript: 24 bytes without a newline, not JSON"),
         (["status", "{other}"], "none a Claude Code or Codex record (keys 'name', 'deps')"),
