@@ -38,6 +38,7 @@ from engine.ledger.values import (
     named_terms,
     outlying,
     standing_out,
+    value_shape,
     values_in,
     window,
 )
@@ -356,13 +357,18 @@ def _values(lines: list[str], position: int, named: Named = _NOTHING_NAMED) -> l
     salient = salient_lines(lines)
     # Shaped like many of the whole output's lines (thirty commits of a log, whatever their
     # subjects): one of a crowd, though few of its exact template are left among the salient.
-    crowd = {line for line, alone in zip(lines, standing_out(lines), strict=True) if not alone}
+    shapes = [value_shape(line) for line in lines]  # one pass, read by both crowd rules below
+    crowd = {
+        line for line, alone in zip(lines, standing_out(lines, shapes), strict=True) if not alone
+    }
     entries: list[tuple[bool, Entry]] = []
     # line -> what in it the conversation names: a term, or a figure it gave roughly
     mentioned = roughly_named(lines, named.quantities) | named_lines(lines, named.terms)
     # A crowd's line whose figure leads its column far ahead of the rest (the slowest of a
     # hundred timed requests) stands out of it too, after the lines the conversation names.
-    leading = {line: figure for line, figure in outlying(lines).items() if line not in mentioned}
+    leading = {
+        line: figure for line, figure in outlying(lines, shapes).items() if line not in mentioned
+    }
     for line, alone in zip(salient, standing_out(salient), strict=True):
         if _tally(line) or line in mentioned or line in leading:
             continue

@@ -93,13 +93,15 @@ def value_shape(line: str) -> str:
     return _SHAPE_SPACE.sub("", _SHAPE_DIGITS.sub("0", shaped))
 
 
-def standing_out(lines: list[str]) -> list[bool]:
+def standing_out(lines: list[str], shapes: list[str] | None = None) -> list[bool]:
     """Per line: does it stand out of its output? Every line of a short output does; of a long
     one, the lines whose shape (value_shape) few others share: at most two, or an eighth of
-    the output (three planted settings of one shape among thirty of another)."""
+    the output (three planted settings of one shape among thirty of another). `shapes`: each
+    line's value_shape, when the caller has made them (outlying reads the same)."""
     if len(lines) < CROWD:
         return [True] * len(lines)
-    shapes = [value_shape(line) for line in lines]
+    if shapes is None:
+        shapes = [value_shape(line) for line in lines]
     counts: dict[str, int] = {}
     for found in shapes:
         counts[found] = counts.get(found, 0) + 1
@@ -118,14 +120,17 @@ _OUTLYING = 0.5
 _OUTLYING_SCAN = 4_000
 
 
-def outlying(lines: list[str]) -> dict[str, str]:
+def outlying(lines: list[str], shapes: list[str] | None = None) -> dict[str, str]:
     """line -> its figure, for the lines holding the largest figure of a column of their crowd
     (CROWD or more lines of one value_shape) far ahead of the rest: the slowest request of a
     timing loop, the one CPU's failure counter, the crate that takes minutes to compile. Of an
-    output's first _OUTLYING_SCAN lines."""
+    output's first _OUTLYING_SCAN lines. `shapes` as for standing_out."""
+    lines = lines[:_OUTLYING_SCAN]
+    if shapes is None:
+        shapes = [value_shape(line) for line in lines]
     groups: dict[str, list[str]] = {}
-    for line in lines[:_OUTLYING_SCAN]:
-        groups.setdefault(value_shape(line), []).append(line)
+    for line, found in zip(lines, shapes, strict=False):
+        groups.setdefault(found, []).append(line)
     out: dict[str, str] = {}
     for crowd in groups.values():
         if len(crowd) < CROWD:
