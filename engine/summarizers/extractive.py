@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter
+from dataclasses import replace
 from decimal import Decimal
 
 from engine.events import redact
@@ -24,6 +25,7 @@ from engine.summarizers.extractive_pool import (
     SECTIONS,
     Candidate,
     build_pool,
+    is_roomy,
     template_of,
     values_with_units,
 )
@@ -100,7 +102,7 @@ class ExtractiveSummarizer:
         more = len(_MORE.format(count=len(pool)))
         if room < more:  # no room to say what was left out: nothing beyond the header fits
             return header
-        chosen = _fill(pool, room - more, roomy=wide_limit > line_limit)
+        chosen = _fill(pool, room - more, roomy=is_roomy(line_limit, wide_limit))
         return _render(header, chosen, omitted=_omitted(pool, chosen))
 
 
@@ -172,15 +174,7 @@ def _fill(pool: list[Candidate], budget: int, *, roomy: bool = False) -> list[Ca
         covered.update(says)
         covered_words.update(words)
         open_sections.add(candidate.section)
-        chosen.append(
-            Candidate(
-                section=candidate.section,
-                priority=candidate.priority,
-                order=candidate.order,
-                text=text,
-                terms=candidate.terms,
-            )
-        )
+        chosen.append(replace(candidate, text=text))  # its text as said: redacted
     return chosen
 
 

@@ -214,6 +214,12 @@ def template_of(text: str, section: str) -> str:
     return SPACES.sub(" ", _TEMPLATE_TERM.sub("#", lowered)).strip()
 
 
+def is_roomy(line_limit: int, wide_limit: int) -> bool:
+    """The budget holds dozens of lines: a decision's or a limit's line may run past the usual
+    limit (wide_limit over line_limit), an answer is kept, a conclusion for what it relates."""
+    return wide_limit > line_limit
+
+
 @dataclass
 class _Pool:
     line_limit: int
@@ -224,8 +230,7 @@ class _Pool:
 
     @property
     def roomy(self) -> bool:
-        """The budget holds dozens of lines (what widens a decision's limit)."""
-        return self.wide_limit > self.line_limit
+        return is_roomy(self.line_limit, self.wide_limit)
 
     def add(
         self,
