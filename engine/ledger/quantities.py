@@ -49,10 +49,9 @@ _SAID = re.compile(
 # As a tool prints it: 412.771ms, 41.09 ms, 1.53%, 00:07:42.18, 6914 (a bare count), its unit
 # spelled out too ("Started App in 41.7 seconds"). A number in a date (2024-05-01) is no count,
 # and a time of day after a date is no duration.
-_PRINTED_UNIT = (
-    r"%|(?:milliseconds?|seconds?|secs?|minutes?|mins?|hours?|hrs?|"
-    r"ms|s|min|h|kB|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\b"
-)
+# Times as _UNITS names them; sizes in the cases tools print them (a lower-case "mb" is no unit).
+_PRINTED_TIMES = sorted((u for u, (kind, _) in _UNITS.items() if kind == "time"), key=len)[::-1]
+_PRINTED_UNIT = rf"%|(?:{'|'.join(_PRINTED_TIMES)}|kB|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\b"
 _PRINTED = re.compile(
     rf"(?<![\w.,:-])({_NUMBER_PATTERN})[ ]?({_PRINTED_UNIT})?"
     r"(?![\w:-]|\.\w)"  # a sentence's closing period ends it
