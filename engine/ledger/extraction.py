@@ -61,11 +61,15 @@ _ERROR_LIMIT = 160
 _VALUE_LIMIT = 90
 _VALUES_PER_OUTPUT = 6
 _VALUES_PER_TEXT = 3
-# An output's first few distinct error lines rank as errors; the rest (a compiler's eighth
-# complaint) rank below a failed command, kept while room lasts.
+# An output's first few distinct error lines rank as errors; the next (a compiler's eighth
+# complaint) rank below a failed command, kept while room lasts; the rest of a long log's
+# distinct lines (the twentieth relation a lock timed out on) rank below the values, filling
+# only the room they leave (a lossy model's short prose leaves most of it).
 _ERRORS_PER_OUTPUT = 3
 _MORE_ERRORS_PER_OUTPUT = 10
+_ALL_ERRORS_PER_OUTPUT = 40
 _MORE_ERROR_RANK = 76
+_LAST_ERROR_RANK = 40
 _QUOTED = re.compile(r"\"[^\"\s]*\"|'[^'\s]*'|`[^`\s]*`")  # a name: one word quoted
 _WITH_DIGIT = re.compile(r"\S*\d\S*")
 _DETAILS_PER_OUTPUT = 2
@@ -259,13 +263,16 @@ def _errors(lines: list[str], failed: bool, position: int, *, read: bool) -> lis
     shapes = [shape(line) for line in lines]
     latest = {found: i for i, found in enumerate(shapes)}
     distinct = [line for i, line in enumerate(lines) if latest[shapes[i]] == i]
-    kept = error_lines(distinct, _MORE_ERRORS_PER_OUTPUT)
+    kept = error_lines(distinct, _ALL_ERRORS_PER_OUTPUT)
     # The best few of the kept are the best few of all: error_lines ranks the same way on both.
+    more = set(error_lines(kept, _MORE_ERRORS_PER_OUTPUT))
     first = set(error_lines(kept, _ERRORS_PER_OUTPUT))
     entries = []
     for line in kept:
         entry = make_entry(ERROR, _error_text(line), position)
-        if line not in first:
+        if line not in more:
+            entry = msgspec.structs.replace(entry, rank=_LAST_ERROR_RANK)
+        elif line not in first:
             entry = msgspec.structs.replace(entry, rank=_MORE_ERROR_RANK)
         entries.append(entry)
     # Another instance of an error already said here (a log's "could not obtain lock on
@@ -274,7 +281,8 @@ def _errors(lines: list[str], failed: bool, position: int, *, read: bool) -> lis
     for index in sorted(range(len(entries)), key=lambda i: -entries[i].rank):
         template = error_template(entries[index].text)
         if template in said:
-            entries[index] = msgspec.structs.replace(entries[index], rank=REPEAT_RANK)
+            rank = min(entries[index].rank, REPEAT_RANK)
+            entries[index] = msgspec.structs.replace(entries[index], rank=rank)
         said.add(template)
     return entries
 

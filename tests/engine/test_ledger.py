@@ -616,6 +616,32 @@ def test_further_instances_of_one_error_template_in_an_output_rank_below_a_comma
     assert errors[log[5]] > 70  # another kind of error is not a repeat
 
 
+def test_a_long_logs_every_distinct_error_line_is_kept_when_room_allows_below_the_values() -> None:
+    # A log of 30 distinct lock errors (one per relation) and a setting: with the room a short
+    # prose leaves, every line is in the section; with less, the setting goes before the lines
+    # past the output's tenth.
+    names = [f"table_{chr(97 + i % 26)}{chr(97 + i // 26)}" for i in range(30)]
+    log = [f'ERROR: could not obtain lock on relation "{n}"' for n in names]
+    conf = "lock_timeout = 4500ms"
+    span = session(
+        (
+            "The log and the config.",
+            [
+                ("Bash", {"command": "tail -n 400 pg.log"}, "\n".join(log), False),
+                ("Read", {"file_path": "/etc/pg/conf.d/locks.conf"}, conf, False),
+            ],
+        )
+    )
+    errors = by_kind(extract(span), ERROR)
+    assert set(errors) == set(log)
+    roomy = apply_ledger("We read the log.", span, None, 2_000, count)
+    assert all(line in roomy.text for line in log), roomy.text
+    # Room for about half of them: the setting is in, the lines past an output's tenth are not.
+    tight = apply_ledger("We read the log.", span, None, 320, count)
+    assert "4500ms" in tight.text, tight.text
+    assert 10 <= sum(line in tight.text for line in log) < 20, tight.text
+
+
 def test_a_quoted_message_is_not_a_name_two_messages_are_two_errors() -> None:
     log = [
         'level=error msg="forward failed" err="upstream returned 503"',
