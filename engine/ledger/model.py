@@ -25,7 +25,6 @@ FILE_KINDS = (EDITED, WROTE, READ)
 FILE_STRENGTH = {READ: 0, WROTE: 1, EDITED: 2}
 
 _DIGITS = re.compile(r"\d+(?:[.,:]\d+)*")
-_SPACES = re.compile(r"\s+")
 OUTCOME = " → "  # between a command and what came of it
 # Another instance of an error template already said (the same line but for its names: "could
 # not obtain lock on relation X" for the fifth X): below a command that ran and a file read, it
@@ -56,7 +55,7 @@ class LedgerResult(msgspec.Struct, frozen=True):
 
 
 def squash(text: str) -> str:
-    return _SPACES.sub(" ", text).strip()
+    return " ".join(text.split())  # \s+ to one space, stripped: the same, in one pass
 
 
 def shape(text: str) -> str:

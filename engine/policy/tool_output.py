@@ -66,7 +66,7 @@ def line_shape(line: str) -> str:
     A setting keeps its name (port = 5057 and workers = 4 are two facts, not one template)."""
     setting = _SETTING.match(line)
     name = setting.group(1) if setting else ""
-    return name + SPACES.sub("", _DIGITS.sub("0", _WORDS.sub("a", line)))
+    return name + "".join(_DIGITS.sub("0", _WORDS.sub("a", line)).split())
 
 
 # An error's class name, read in its own case: ComparisonFailure, OSError, KeyError; not a word
