@@ -5,6 +5,7 @@ PreparedCompaction (or on the SummarizerError), and SessionManager charges it.""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from decimal import Decimal
 
@@ -204,8 +205,11 @@ async def prepare_summary(
         )
     # The work ledger (engine.ledger) is a function of the span, which the key holds; its room
     # is left out of what the summarizer is asked for, and what the prose leaves out goes in it.
+    # Reading a span's outputs is CPU work (a second on megabytes of logs): it runs on a worker
+    # thread, so the caller's event loop goes on serving its other tasks meanwhile.
     count = _summary_counter(inputs, span)
-    prose_tokens = max_tokens - ledger_reserve(span_messages, max_tokens, count)
+    reserve = await asyncio.to_thread(ledger_reserve, span_messages, max_tokens, count)
+    prose_tokens = max_tokens - reserve
     request = summary_request(inputs, span, instructions, prose_tokens)
     # engine.summary_checks: the answer held to what the request set (length, usage, cost).
     price = call_price(summarizer, request, span.span_tokens)
@@ -220,7 +224,10 @@ async def prepare_summary(
         result = check_answer(result, bounds, lambda text: counter(_probe(text)))
         # §6: a model may repeat a key or token pasted in the span: neither the cache file nor
         # the spliced summary keeps it.
-        summary = apply_ledger(redact(result.text), span_messages, None, max_tokens, count).text
+        ledgered = await asyncio.to_thread(
+            apply_ledger, redact(result.text), span_messages, None, max_tokens, count
+        )
+        summary = ledgered.text
         # The spliced message, §4.2 wrapper included, within max_tokens whatever came before.
         summary, _ = cut_to_budget(summary, max_tokens, count)
     except Exception as error:  # the call was paid for: the manager charges the request's bound

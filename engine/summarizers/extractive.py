@@ -64,9 +64,11 @@ class ExtractiveSummarizer:
     name = NAME
 
     async def summarize(self, request: SummaryRequest) -> SummaryResult:
+        import asyncio  # loaded already: this runs in a coroutine
+
         started = time.perf_counter()
-        text = self.summarize_now(request)
-        tokens_in = sum(estimate_text_tokens(m.text()) for m in request.span)
+        # CPU work (most of a second on megabytes of logs): off the caller's event loop.
+        text, tokens_in = await asyncio.to_thread(self._summarize_counted, request)
         return SummaryResult(
             text=text,
             model=NAME,
@@ -75,6 +77,10 @@ class ExtractiveSummarizer:
             cost_usd=Decimal(0),
             latency_ms=round((time.perf_counter() - started) * 1000),
         )
+
+    def _summarize_counted(self, request: SummaryRequest) -> tuple[str, int]:
+        text = self.summarize_now(request)
+        return text, sum(estimate_text_tokens(m.text()) for m in request.span)
 
     def estimate_cost(self, tokens_in: int, max_tokens: int) -> Decimal:
         return Decimal(0)

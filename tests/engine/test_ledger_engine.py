@@ -4,8 +4,12 @@ within its budget, and the cache key follows the ledger's inputs."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
+import pytest
+
+import engine.ledger.extraction as extraction
 from engine.ledger import split
 from engine.manager import SessionManager
 from engine.messages import (
@@ -16,6 +20,7 @@ from engine.messages import (
     ToolUseContentBlock,
 )
 from engine.policy.splice import summary_body, summary_text
+from engine.summarizers.extractive import ExtractiveSummarizer
 from tests.history_builders import LOCAL, RecordingSummarizer
 
 KNOBS = {
@@ -139,3 +144,28 @@ async def test_a_cache_hit_brings_the_ledger_back(tmp_path: Path) -> None:
     hit = await again.prepare()
     assert hit.cache_hit and hit.summary == made.summary
     assert split(hit.summary).entries
+
+
+async def test_the_ledger_and_the_offline_prose_are_made_off_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Both read every line of the span's outputs (a second on megabytes of logs): a caller's
+    # event loop must go on serving its other tasks meanwhile.
+    threads: dict[str, set[int]] = {"ledger": set(), "prose": set()}
+    extract, summarize_now = extraction._extract, ExtractiveSummarizer.summarize_now
+
+    def spy_extract(span: tuple[Message, ...]) -> list:
+        threads["ledger"].add(threading.get_ident())
+        return extract(span)
+
+    def spy_summarize(self: ExtractiveSummarizer, request: object) -> str:
+        threads["prose"].add(threading.get_ident())
+        return summarize_now(self, request)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(extraction, "_extract", spy_extract)
+    monkeypatch.setattr(ExtractiveSummarizer, "summarize_now", spy_summarize)
+    session = manager(history(), tmp_path, ExtractiveSummarizer())
+    prepared = await session.prepare()
+    assert "pytest tests/test_tenants.py -q" in prepared.summary
+    assert threads["ledger"] and threads["prose"]
+    assert threading.get_ident() not in threads["ledger"] | threads["prose"]
