@@ -46,6 +46,7 @@ from engine.messages import Message, TextContentBlock, ToolResultContentBlock, T
 from engine.policy.splice import parse_summary_text
 from engine.policy.tool_calls import command_of, file_action, path_of
 from engine.policy.tool_output import (
+    clauses,
     clean,
     clip,
     error_lines,
@@ -61,6 +62,8 @@ _ERROR_LIMIT = 160
 _VALUE_LIMIT = 90
 _VALUES_PER_OUTPUT = 6
 _VALUES_PER_TEXT = 3
+# Of a text's figures said in passing (beside another in one sentence), the most kept.
+_PASSING_PER_TEXT = 3
 # An output's first few distinct error lines rank as errors; the next (a compiler's eighth
 # complaint) rank below a failed command, kept while room lasts; the rest of a long log's
 # distinct lines (the twentieth relation a lock timed out on) rank below the values, filling
@@ -140,7 +143,11 @@ def _extract(span: tuple[Message, ...]) -> list[Entry]:
                     body = earlier.summary if earlier is not None else block.text
                     found = merge(found, split(body, order=position).entries)
                 else:
-                    found.extend(_text_values(block.text, position))
+                    stated, passing = _text_values(block.text, position)
+                    # A figure said in passing that an earlier line already holds ("the 1286
+                    # groups" after a query's "(1286 rows)") keeps that line, which says more.
+                    held = {e.key for e in found}
+                    found.extend([*stated, *(e for e in passing if e.key not in held)])
             elif isinstance(block, ToolUseContentBlock):
                 found.extend(_call(block, results.get(block.id), position, named))
     entries = merge([], found)
@@ -149,16 +156,27 @@ def _extract(span: tuple[Message, ...]) -> list[Entry]:
     return [e for e in entries if e.kind != VALUE or not all(n.lower() in said for n in e.needles)]
 
 
-def _text_values(text: str, position: int) -> list[Entry]:
+def _text_values(text: str, position: int) -> tuple[list[Entry], list[Entry]]:
+    """A text's values: its sentences' most specific (one each), and the figures a sentence
+    gives in passing beside its first."""
     entries: list[Entry] = []
+    passing: list[Entry] = []  # figures a sentence's window left out, each in its own clause
     for sentence in sentences(text):
         found = values_in(sentence, spoken=True)
         if sentence.endswith("?") or not found:
             continue
-        best = found[0]
-        entries.append(make_entry(VALUE, window(sentence, best, _VALUE_LIMIT), position))
+        shown = window(sentence, found[0], _VALUE_LIMIT)
+        entries.append(make_entry(VALUE, shown, position))
+        # A sentence that gives several figures in passing ("about 9,200 a minute, the feed
+        # lands at 02:30, and it took 41 minutes") says each in a clause, with the words that
+        # tell what it counts; the window around its first figure cuts the others off.
+        for part in clauses(sentence):
+            said = values_in(part, spoken=True)
+            if said and not all(value in shown for value in said):
+                passing.append(make_entry(VALUE, window(part, said[0], _VALUE_LIMIT), position))
     ranked = sorted(entries, key=lambda e: -e.rank)[:_VALUES_PER_TEXT]
-    return [e for e in entries if e in ranked]
+    ranked_passing = sorted(passing, key=lambda e: -e.rank)[:_PASSING_PER_TEXT]
+    return [e for e in entries if e in ranked], [e for e in passing if e in ranked_passing]
 
 
 def _call(

@@ -874,3 +874,30 @@ def test_a_value_closing_a_sentence_is_read_without_the_period() -> None:
     assert {"250", "7.2.4", "0.881"} <= set(needles), needles
     # Still no piece of an address or a file name.
     assert values_in("host 10.4.2.17 serves file 1.2.3.tar") == []
+
+
+def test_each_figure_a_sentence_gives_in_passing_is_kept_in_its_own_clause() -> None:
+    said = (
+        "For context, the catalog pushes around 9,200 updates a minute at peak, the nightly feed "
+        "lands at 02:30 UTC, and last time the whole reindex on the old cluster took 41 minutes."
+    )
+    span = (Message("u-ask", Role.USER, (TextContentBlock(said),)),)
+    values = by_kind(extract(span), VALUE)
+    for figure, words in (("9,200", "updates"), ("02:30", "lands"), ("41 minutes", "reindex")):
+        assert any(figure in v and words in v for v in values), (figure, values)
+
+
+def test_a_figure_said_in_passing_keeps_the_output_line_that_showed_it() -> None:
+    # The query printed "(1286 rows)"; a later recap names the figure beside another: the
+    # output's line, which says what it counted, stays the entry for it.
+    rows = "\n".join(f"{i} | user{i}" for i in range(12)) + "\n(1286 rows)"
+    recap = (
+        "Status: the backfill runs in 500-row batches with a pause between them on the replica, "
+        "the unique index is built concurrently afterwards, and the 1286 colliding groups are "
+        "merged into their older account."
+    )
+    messages = session(("Counting.", [("Bash", {"command": "psql -f dupes.sql"}, rows, False)]))
+    span = (*messages, Message("a-recap", Role.ASSISTANT, (TextContentBlock(recap),)))
+    values = by_kind(extract(span), VALUE)
+    assert any("(1286 rows)" in v for v in values), values
+    assert any("500-row" in v for v in values), values
