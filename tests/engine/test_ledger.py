@@ -7,7 +7,16 @@ import json
 from hashlib import sha1
 
 from engine.ledger import HEADING, Ledger, apply_ledger, extract, ledger_reserve, render, split
-from engine.ledger.model import EDITED, ERROR, RAN, READ, TOP_VALUE_RANK, VALUE, WROTE
+from engine.ledger.model import (
+    EDITED,
+    ERROR,
+    RAN,
+    READ,
+    RESTATED_RANK,
+    TOP_VALUE_RANK,
+    VALUE,
+    WROTE,
+)
 from engine.ledger.values import outlying, values_in
 from engine.messages import (
     Message,
@@ -901,3 +910,22 @@ def test_a_figure_said_in_passing_keeps_the_output_line_that_showed_it() -> None
     values = by_kind(extract(span), VALUE)
     assert any("(1286 rows)" in v for v in values), values
     assert any("500-row" in v for v in values), values
+
+
+def test_a_value_said_again_less_specifically_keeps_its_specific_line_to_fill_room() -> None:
+    first = "Correction: the script now throttles at requests_per_second=3200, a third of peak."
+    recap = (
+        "Summary for the team: the new index uses external versions and a 3200 requests per "
+        "second throttle, and the read alias stays where it is."
+    )
+    span = (
+        Message("a1", Role.ASSISTANT, (TextContentBlock(first),)),
+        Message("u1", Role.USER, (TextContentBlock("ok"),)),
+        Message("a2", Role.ASSISTANT, (TextContentBlock(recap),)),
+    )
+    values = [e for e in extract(span) if e.kind == VALUE]
+    specific = [e for e in values if "requests_per_second=3200" in e.text]
+    restated = [e for e in values if "3200 requests per second" in e.text]
+    assert specific and restated, [e.text for e in values]
+    # The later statement stays the value's entry; the specific one fills only room left.
+    assert specific[0].rank <= RESTATED_RANK
