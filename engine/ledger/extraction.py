@@ -134,6 +134,7 @@ def _extract(span: tuple[Message, ...]) -> list[Entry]:
         if isinstance(block, ToolResultContentBlock)
     }
     found: list[Entry] = []
+    said_in_words: set[str] = set()  # the values' lines the conversation's own sentences give
     named = _named(span)
     for position, message in enumerate(span):
         for block in message.content:
@@ -147,13 +148,22 @@ def _extract(span: tuple[Message, ...]) -> list[Entry]:
                     # A figure said in passing that an earlier line already holds ("the 1286
                     # groups" after a query's "(1286 rows)") keeps that line, which says more.
                     held = {e.key for e in found}
+                    said_in_words.update(e.text for e in (*stated, *passing))
                     found.extend([*stated, *(e for e in passing if e.key not in held)])
             elif isinstance(block, ToolUseContentBlock):
                 found.extend(_call(block, results.get(block.id), position, named))
     entries = merge([], found)
-    # A value an error line or a command already carries is said there.
+    # A value an error line or a command already carries is said there; not a sentence of the
+    # conversation, whose words tell what the value is ("MSRV stays at 1.74, customers build
+    # with Debian's rustc" beside a command pinning 1.74).
     said = " ".join(e.text.lower() for e in entries if e.kind in (ERROR, RAN))
-    return [e for e in entries if e.kind != VALUE or not all(n.lower() in said for n in e.needles)]
+    return [
+        e
+        for e in entries
+        if e.kind != VALUE
+        or e.text in said_in_words
+        or not all(n.lower() in said for n in e.needles)
+    ]
 
 
 def _text_values(text: str, position: int) -> tuple[list[Entry], list[Entry]]:

@@ -929,3 +929,16 @@ def test_a_value_said_again_less_specifically_keeps_its_specific_line_to_fill_ro
     assert specific and restated, [e.text for e in values]
     # The later statement stays the value's entry; the specific one fills only room left.
     assert specific[0].rank <= RESTATED_RANK
+
+
+def test_a_limit_said_in_words_stays_though_a_command_carries_its_value() -> None:
+    limit = "And MSRV stays at 1.74.0, customers build from source with Debian's rustc."
+    messages = session(
+        (
+            "Pinning the toolchain.",
+            [("Bash", {"command": "rustup override set 1.74.0"}, "override set", False)],
+        )
+    )
+    span = (*messages, Message("u-limit", Role.USER, (TextContentBlock(limit),)))
+    values = by_kind(extract(span), VALUE)
+    assert any("Debian" in v and "1.74.0" in v for v in values), values
