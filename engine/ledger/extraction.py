@@ -34,9 +34,11 @@ from engine.ledger.model import (
 from engine.ledger.quantities import Quantity, roughly_named, said_quantities
 from engine.ledger.render import split
 from engine.ledger.values import (
+    CROWD,
     named_lines,
     named_terms,
     outlying,
+    own_words,
     standing_out,
     value_shape,
     values_in,
@@ -397,7 +399,7 @@ def _values(lines: list[str], position: int, named: Named = _NOTHING_NAMED) -> l
     crowd = {
         line for line, alone in zip(lines, standing_out(lines, shapes), strict=True) if not alone
     }
-    entries: list[tuple[bool, Entry]] = []
+    entries: list[tuple[bool, bool, Entry]] = []  # (stands out, says its own words, entry)
     # line -> what in it the conversation names: a term, or a figure it gave roughly
     mentioned = roughly_named(lines, named.quantities) | named_lines(lines, named.terms)
     # A crowd's line whose figure leads its column far ahead of the rest (the slowest of a
@@ -405,16 +407,25 @@ def _values(lines: list[str], position: int, named: Named = _NOTHING_NAMED) -> l
     leading = {
         line: figure for line, figure in outlying(lines, shapes).items() if line not in mentioned
     }
+    # line -> a word only it (or one other line) uses: of equally specific lines shaped like no
+    # other, one that says what no other says (a log's one warning) goes before one set apart
+    # only by the shapes of its ids; and a long one is read around that word.
+    own = own_words(lines) if len(lines) >= CROWD else {}
     for line, alone in zip(salient, standing_out(salient), strict=True):
         if _tally(line) or line in mentioned or line in leading:
             continue
         found = values_in(line)
         if found:
-            entry = make_entry(VALUE, window(line, found[0], _VALUE_LIMIT), position)
+            shown = window(line, found[0], _VALUE_LIMIT)
+            word = own.get(line)
+            if word and word not in shown:
+                around = window(line, word, _VALUE_LIMIT)
+                shown = around if values_in(around) else shown
+            entry = make_entry(VALUE, shown, position)
             alone = alone and line not in crowd
             if not alone:
                 entry = msgspec.structs.replace(entry, rank=entry.rank - CROWD_PENALTY)
-            entries.append((alone, entry))
+            entries.append((alone, word is not None or not own, entry))
     # A line the conversation names stands out of its crowd, read around the name, and ranks
     # as the most specific of values: the work is about it, whatever its value's kind (a bare
     # count beside the id the user asked after), ahead of a git log's or a table's rows.
@@ -422,12 +433,12 @@ def _values(lines: list[str], position: int, named: Named = _NOTHING_NAMED) -> l
         if values_in(line) and not _tally(line):
             entry = make_entry(VALUE, window(line, term, _NAMED_LIMIT), position)
             entry = msgspec.structs.replace(entry, rank=TOP_VALUE_RANK)
-            entries.append((True, entry))
+            entries.append((True, True, entry))
     for line, figure in leading.items():
         if not _tally(line):
             entry = make_entry(VALUE, window(line, figure, _NAMED_LIMIT), position)
             entry = msgspec.structs.replace(entry, rank=LEADING_RANK)
-            entries.append((True, entry))
-    ranked = sorted(entries, key=lambda a_e: (not a_e[0], -a_e[1].rank, a_e[1].text))
-    best = {id(e) for _, e in ranked[:_VALUES_PER_OUTPUT]}
-    return [e for _, e in entries if id(e) in best]
+            entries.append((True, True, entry))
+    ranked = sorted(entries, key=lambda a: (not a[0], -a[2].rank, not a[1], a[2].text))
+    best = {id(e) for _, _, e in ranked[:_VALUES_PER_OUTPUT]}
+    return [e for _, _, e in entries if id(e) in best]

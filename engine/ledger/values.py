@@ -149,6 +149,32 @@ def outlying(lines: list[str], shapes: list[str] | None = None) -> dict[str, str
     return out
 
 
+# A word of a line: five letters or more, a qualified name whole ("TZInfo::AmbiguousTime"); not
+# a piece of an id ("jid=4be0c1d2a9f8"), nor an id of hex letters alone ("tid=bfdbd").
+_WORD = re.compile(r"(?<![\w:])(?=[\w:]*[g-zG-Z])[A-Za-z][A-Za-z_:]{3,}[A-Za-z](?!\w)")
+# A word in more of an output's lines than this is its crowd's, not one line's own.
+_OWN_AT_MOST = 2
+_OWN_SCAN = 4_000
+
+
+def own_words(lines: list[str]) -> dict[str, str]:
+    """line -> its first word that at most two of the output's lines use: what sets a log's
+    one warning apart from a thousand request lines ("TZInfo::AmbiguousTime" after a job id),
+    however far into the line it is. Of an output's first _OWN_SCAN lines."""
+    lines = lines[:_OWN_SCAN]
+    words = [_WORD.findall(line[:LINE_LIMIT]) for line in lines]
+    uses: dict[str, int] = {}
+    for found in words:
+        for word in set(found):
+            uses[word] = uses.get(word, 0) + 1
+    out: dict[str, str] = {}
+    for line, found in zip(lines, words, strict=True):
+        own = next((word for word in found if uses[word] <= _OWN_AT_MOST), None)
+        if own is not None:
+            out.setdefault(line, own)
+    return out
+
+
 def setting_name(line: str) -> str | None:
     setting = _SETTING.match(_readable(line))
     return setting.group(1) if setting else None

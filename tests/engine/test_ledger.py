@@ -942,3 +942,26 @@ def test_a_limit_said_in_words_stays_though_a_command_carries_its_value() -> Non
     span = (*messages, Message("u-limit", Role.USER, (TextContentBlock(limit),)))
     values = by_kind(extract(span), VALUE)
     assert any("Debian" in v and "1.74.0" in v for v in values), values
+
+
+def _job_log(warning: str) -> str:
+    """Sidekiq-like lines whose thread ids (letters, digits or both) give them many shapes, and
+    one warning that says what no other line says, far into its line."""
+    tids = ["7f6f9", "cddde", "00185", "a1b2c", "9e9e9", "bfdbd", "3c4d5", "e0e0e", "12ab3"]
+    lines = [
+        f"2026-11-0{1 + i % 3}T0{i % 10}:{i:02d}:00.{i:03d}Z pid={10 + i} tid={tids[i % 9]}"
+        f" class=ReminderJob jid={sha1(str(i).encode()).hexdigest()[:24]} INFO: done: {i}.5 sec"
+        for i in range(60)
+    ]
+    lines[37] = (
+        f"2026-11-01T06:30:04.118Z pid=31 tid=7fq2 class=ReminderJob jid={'4be0c1d2' * 3} WARN: "
+        f"{warning}"
+    )
+    return "\n".join(lines)
+
+
+def test_a_long_log_line_is_read_around_the_words_only_it_says() -> None:
+    warning = "TZInfo::AmbiguousTime: 2026-11-01 01:30:00 is an ambiguous local time."
+    span = session(("Jobs.", [("Bash", {"command": "cat jobs.log"}, _job_log(warning), False)]))
+    values = by_kind(extract(span), VALUE)
+    assert any("TZInfo::AmbiguousTime" in v for v in values), values
