@@ -122,20 +122,31 @@ _OUTLYING_SCAN = 4_000
 
 def outlying(lines: list[str], shapes: list[str] | None = None) -> dict[str, str]:
     """line -> its figure, for the lines holding the largest figure of a column of their crowd
-    (CROWD or more lines of one value_shape) far ahead of the rest: the slowest request of a
-    timing loop, the one CPU's failure counter, the crate that takes minutes to compile. Of an
-    output's first _OUTLYING_SCAN lines. `shapes` as for standing_out."""
+    (CROWD or more lines of one value_shape, or rows of one table) far ahead of the rest: the
+    slowest request of a timing loop, the one CPU's failure counter, the crate that takes
+    minutes to compile, the partition far behind. Of an output's first _OUTLYING_SCAN lines.
+    `shapes` as for standing_out."""
     lines = lines[:_OUTLYING_SCAN]
     if shapes is None:
         shapes = [value_shape(line) for line in lines]
-    groups: dict[str, list[str]] = {}
+    groups: dict[object, list[str]] = {}
     for line, found in zip(lines, shapes, strict=False):
         groups.setdefault(found, []).append(line)
+    # A table's rows shaped apart by their ids' letters and digits ("consumer-7-b2897d48-a4f4"),
+    # or one row with a field left blank, still share their first field, their count of fields
+    # and their figures' units, column by column.
+    rows_of: dict[str, list[str]] = {}
+    for line in lines:
+        found = list(_FIGURE.finditer(line[:LINE_LIMIT]))
+        rows_of[line] = [m.group(1) for m in found]
+        units = tuple(m.group(0)[len(m.group(1)) :] for m in found)
+        fields = line.split()
+        groups.setdefault((fields[0] if fields else "", len(fields), units), []).append(line)
     out: dict[str, str] = {}
     for crowd in groups.values():
         if len(crowd) < CROWD:
             continue
-        rows = [_FIGURE.findall(line[:LINE_LIMIT]) for line in crowd]
+        rows = [rows_of[line] for line in crowd]
         width = len(rows[0])
         if any(len(row) != width for row in rows):
             continue

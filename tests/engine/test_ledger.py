@@ -965,3 +965,16 @@ def test_a_long_log_line_is_read_around_the_words_only_it_says() -> None:
     span = session(("Jobs.", [("Bash", {"command": "cat jobs.log"}, _job_log(warning), False)]))
     values = by_kind(extract(span), VALUE)
     assert any("TZInfo::AmbiguousTime" in v for v in values), values
+
+
+def test_a_table_row_with_blank_fields_whose_figure_leads_its_column_stands_out() -> None:
+    # Rows shaped apart by their member ids' letters and digits; the one partition nobody holds
+    # has dashes for its member and a lag far ahead of every other row's.
+    ids = ["b2897d48-a4f4", "fe2211fe-c4b2", "5e88cdbc-bbbb", "36a1dd47-0a5a", "c3a0e003-e0e3"]
+    rows = [
+        f"billing invoices {i} {10_000_000 + i * 3_500_000} {10_000_500 + i * 3_500_000 + i * 37}"
+        f" {500 + i * 37} consumer-{i % 8}-{ids[i % 5]} /10.42.0.{i} client-{i % 8}"
+        for i in range(24)
+    ]
+    rows[17] = "billing invoices 17 61822014 63662235 1840221 - - -"
+    assert outlying(rows).get(rows[17]) == "1840221"
