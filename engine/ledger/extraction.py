@@ -410,7 +410,10 @@ def _values(lines: list[str], position: int, named: Named = _NOTHING_NAMED) -> l
     # line -> a word only it (or one other line) uses: of equally specific lines shaped like no
     # other, one that says what no other says (a log's one warning) goes before one set apart
     # only by the shapes of its ids; and a long one is read around that word.
-    own = own_words(lines) if len(lines) >= CROWD else {}
+    matters = len(salient) + len(mentioned) + len(leading) > _VALUES_PER_OUTPUT or any(
+        len(line) > _VALUE_LIMIT for line in salient
+    )  # (a short list is kept whole, in any order, and a short line is read whole)
+    own = own_words(lines, salient) if len(lines) >= CROWD and matters else {}
     for line, alone in zip(salient, standing_out(salient), strict=True):
         if _tally(line) or line in mentioned or line in leading:
             continue

@@ -5,6 +5,7 @@ guess and a paraphrase loses first."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 
 from engine.hex_ids import HASH, HEX_ID
@@ -134,19 +135,26 @@ def outlying(lines: list[str], shapes: list[str] | None = None) -> dict[str, str
         groups.setdefault(found, []).append(line)
     # A table's rows shaped apart by their ids' letters and digits ("consumer-7-b2897d48-a4f4"),
     # or one row with a field left blank, still share their first field, their count of fields
-    # and their figures' units, column by column.
-    rows_of: dict[str, list[str]] = {}
-    for line in lines:
-        found = list(_FIGURE.finditer(line[:LINE_LIMIT]))
-        rows_of[line] = [m.group(1) for m in found]
-        units = tuple(m.group(0)[len(m.group(1)) :] for m in found)
-        fields = line.split()
-        groups.setdefault((fields[0] if fields else "", len(fields), units), []).append(line)
+    # and their figures' units, column by column (of the lines no crowd above holds).
+    tables: dict[tuple[str, int], list[str]] = {}
+    for line, found in zip(lines, shapes, strict=False):
+        if len(groups[found]) >= CROWD:
+            continue
+        fields = line.split(maxsplit=1)
+        key = (fields[0] if fields else "", line.count(" ") + 1)
+        tables.setdefault(key, []).append(line)
+    for key, table in tables.items():
+        if len(table) < CROWD:
+            continue
+        for line in table:
+            figures = list(_FIGURE.finditer(line[:LINE_LIMIT]))
+            units = tuple(m.group(0)[len(m.group(1)) :] for m in figures)
+            groups.setdefault((*key, len(line.split()), units), []).append(line)
     out: dict[str, str] = {}
     for crowd in groups.values():
         if len(crowd) < CROWD:
             continue
-        rows = [rows_of[line] for line in crowd]
+        rows = [_FIGURE.findall(line[:LINE_LIMIT]) for line in crowd]
         width = len(rows[0])
         if any(len(row) != width for row in rows):
             continue
@@ -163,24 +171,19 @@ def outlying(lines: list[str], shapes: list[str] | None = None) -> dict[str, str
 # A word of a line: five letters or more, a qualified name whole ("TZInfo::AmbiguousTime"); not
 # a piece of an id ("jid=4be0c1d2a9f8"), nor an id of hex letters alone ("tid=bfdbd").
 _WORD = re.compile(r"(?<![\w:])(?=[\w:]*[g-zG-Z])[A-Za-z][A-Za-z_:]{3,}[A-Za-z](?!\w)")
-# A word in more of an output's lines than this is its crowd's, not one line's own.
+# A word said more often than this in an output is its crowd's, not one line's own.
 _OWN_AT_MOST = 2
 _OWN_SCAN = 4_000
 
 
-def own_words(lines: list[str]) -> dict[str, str]:
-    """line -> its first word that at most two of the output's lines use: what sets a log's
-    one warning apart from a thousand request lines ("TZInfo::AmbiguousTime" after a job id),
-    however far into the line it is. Of an output's first _OWN_SCAN lines."""
-    lines = lines[:_OWN_SCAN]
-    words = [_WORD.findall(line[:LINE_LIMIT]) for line in lines]
-    uses: dict[str, int] = {}
-    for found in words:
-        for word in set(found):
-            uses[word] = uses.get(word, 0) + 1
+def own_words(lines: list[str], of: list[str]) -> dict[str, str]:
+    """line of `of` -> its first word that the output's lines use at most twice: what sets a
+    log's one warning apart from a thousand request lines ("TZInfo::AmbiguousTime" after a job
+    id), however far into the line it is. Of an output's first _OWN_SCAN lines."""
+    uses = Counter(_WORD.findall("\n".join(line[:LINE_LIMIT] for line in lines[:_OWN_SCAN])))
     out: dict[str, str] = {}
-    for line, found in zip(lines, words, strict=True):
-        own = next((word for word in found if uses[word] <= _OWN_AT_MOST), None)
+    for line in of:
+        own = next((w for w in _WORD.findall(line[:LINE_LIMIT]) if uses[w] <= _OWN_AT_MOST), None)
         if own is not None:
             out.setdefault(line, own)
     return out
