@@ -30,6 +30,17 @@ WITH_UNIT = re.compile(
 )
 # A time of day, as a conversation says it in passing ("Sunday 03:00", "at 16:30").
 _SPOKEN = re.compile(r"(?<![\w:.])\d{1,2}:\d{2}(?![\w:])")
+# A figure as a conversation gives it with what it counts ("57 tickets", "about 2,100 users"), a
+# day ("December 15", "June 1") or an hour ("4pm", "10:30 am").
+_MONTH = (
+    r"Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
+    r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?"
+)
+_SAID = re.compile(
+    r"(?<![\w.,])\d{1,3}(?:,\d{3})*(?:\.\d+)? [a-z]{2,}s\b"
+    rf"|\b(?:{_MONTH}) \d{{1,2}}\b(?![:.,]\d)"
+    r"|(?<![\w:.])\d{1,2}(?::\d{2})? ?[ap]m\b"
+)
 # A bare number: its thousands grouped ("3,400" whole, not its "400"), of three digits or more,
 # or with a decimal point; a sentence's closing period ends it ("uses maxBatchSize: 250.").
 _NUMBER = re.compile(
@@ -72,6 +83,7 @@ def values_in(line: str, *, numbers: bool = True, spoken: bool = False) -> list[
     if spoken:
         found.extend(m.group(0) for m in WITH_UNIT.finditer(line))
         found.extend(m.group(0) for m in _SPOKEN.finditer(line))
+        found.extend(m.group(0) for m in _SAID.finditer(line))
     if numbers and not found:
         found.extend(m.group(0) for m in _NUMBER.finditer(line))
     return list(dict.fromkeys(v.strip() for v in found if v.strip()))

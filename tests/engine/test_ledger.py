@@ -978,3 +978,16 @@ def test_a_table_row_with_blank_fields_whose_figure_leads_its_column_stands_out(
     ]
     rows[17] = "billing invoices 17 61822014 63662235 1840221 - - -"
     assert outlying(rows).get(rows[17]) == "1840221"
+
+
+def test_a_conversation_gives_counts_with_their_nouns_days_and_hours() -> None:
+    said = (
+        "Support has had 57 tickets since Monday. The branch is cut on December 15. "
+        "The review is at 4pm today. I looked at 3 of them."
+    )
+    span = (Message("u-ask", Role.USER, (TextContentBlock(said),)),)
+    values = by_kind(extract(span), VALUE)
+    for figure in ("57 tickets", "December 15", "4pm"):
+        assert any(figure in v for v in values), (figure, values)
+    assert not any("3 of them" in v for v in values), values  # a number, not a figure
+    assert values_in("I looked at 3 of them", spoken=True) == []
