@@ -35,6 +35,7 @@ from engine.ledger.quantities import Quantity, roughly_named, said_quantities
 from engine.ledger.render import split
 from engine.ledger.values import (
     CROWD,
+    lone_settings,
     named_lines,
     named_terms,
     outlying,
@@ -393,6 +394,11 @@ def _values(lines: list[str], position: int, named: Named = _NOTHING_NAMED) -> l
     settings, the one commit naming a version in a log, the one log line naming the id the
     conversation is about."""
     salient = salient_lines(lines)
+    # A record dump's lone setting, which line_shape read as one of its records' fields.
+    settings = lone_settings(lines) - set(salient) if len(lines) >= CROWD else set()
+    if settings:
+        kept = set(salient) | settings
+        salient = [line for line in lines if line in kept]
     # Shaped like many of the whole output's lines (thirty commits of a log, whatever their
     # subjects): one of a crowd, though few of its exact template are left among the salient.
     shapes = [value_shape(line) for line in lines]  # one pass, read by both crowd rules below
@@ -425,7 +431,7 @@ def _values(lines: list[str], position: int, named: Named = _NOTHING_NAMED) -> l
                 around = window(line, word, _VALUE_LIMIT)
                 shown = around if values_in(around) else shown
             entry = make_entry(VALUE, shown, position)
-            alone = alone and line not in crowd
+            alone = (alone and line not in crowd) or line in settings
             if not alone:
                 entry = msgspec.structs.replace(entry, rank=entry.rank - CROWD_PENALTY)
             entries.append((alone, word is not None or not own, entry))

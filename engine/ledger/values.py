@@ -206,6 +206,17 @@ def setting_name(line: str) -> str | None:
     return setting.group(1) if setting else None
 
 
+def lone_settings(lines: list[str]) -> set[str]:
+    """The lines of an output that set a name no other line sets, where few do: a JSON dump's
+    `"sqlQueries": 1187` beside a hundred resolvers' `"duration"`s is a setting of the whole, not
+    a field of its records (line_shape keeps an unquoted name; a quoted one it reads as words)."""
+    names = [setting_name(line) for line in lines[:_OWN_SCAN]]
+    counts = Counter(name for name in names if name)
+    lone = {line for line, name in zip(lines, names, strict=False) if name and counts[name] == 1}
+    # Where most names are set once (a config file), none stands out by it.
+    return lone if len(lone) <= max(2, counts.total() // 8) else set()
+
+
 def window(line: str, value: str, limit: int) -> str:
     """The line clipped to `limit` characters, the value kept inside."""
     if len(line) <= limit:

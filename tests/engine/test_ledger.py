@@ -17,7 +17,7 @@ from engine.ledger.model import (
     VALUE,
     WROTE,
 )
-from engine.ledger.values import outlying, values_in
+from engine.ledger.values import lone_settings, outlying, values_in
 from engine.messages import (
     Message,
     Role,
@@ -991,3 +991,16 @@ def test_a_conversation_gives_counts_with_their_nouns_days_and_hours() -> None:
         assert any(figure in v for v in values), (figure, values)
     assert not any("3 of them" in v for v in values), values  # a number, not a figure
     assert values_in("I looked at 3 of them", spoken=True) == []
+
+
+def test_a_record_dumps_lone_setting_is_read_and_a_configs_settings_stay_a_crowd() -> None:
+    records = [
+        {"fieldName": f"field{i}", "startOffset": 1200 + i * 917, "duration": 40_000 + i * 7919}
+        for i in range(40)
+    ]
+    dump = json.dumps({"resolvers": records, "diagnostics": {"sqlQueries": 1187}}, indent=2)
+    span = session(("Tracing.", [("Bash", {"command": "curl -s localhost/graphql"}, dump, False)]))
+    assert any('"sqlQueries": 1187' in v for v in by_kind(extract(span), VALUE))
+    # A config's names are each set once: none stands out for it.
+    config = "\n".join(f"setting_{i}: {100 + i}" for i in range(40))
+    assert lone_settings(config.splitlines()) == set()
