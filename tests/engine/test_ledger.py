@@ -1004,3 +1004,14 @@ def test_a_record_dumps_lone_setting_is_read_and_a_configs_settings_stay_a_crowd
     # A config's names are each set once: none stands out for it.
     config = "\n".join(f"setting_{i}: {100 + i}" for i in range(40))
     assert lone_settings(config.splitlines()) == set()
+
+
+def test_a_figure_said_in_passing_ranks_with_the_values_outputs_show() -> None:
+    said = (
+        "Fleet numbers: there are 41,300 devices in the field, the update went out to 3,120 of "
+        "them before ops stopped it, and 573 haven't checked in since."
+    )
+    span = (Message("u-ask", Role.USER, (TextContentBlock(said),)),)
+    passing = next(e for e in extract(span) if e.kind == VALUE and "573" in e.text)
+    assert "41,300" not in passing.text
+    assert passing.rank >= 56  # not below a long output's values, which fill the room first
