@@ -34,9 +34,12 @@ from engine.ledger.model import (
 from engine.ledger.quantities import Quantity, roughly_named, said_quantities
 from engine.ledger.render import split
 from engine.ledger.values import (
+    CROWD,
+    lone_settings,
     named_lines,
     named_terms,
     outlying,
+    own_words,
     standing_out,
     value_shape,
     values_in,
@@ -46,6 +49,7 @@ from engine.messages import Message, TextContentBlock, ToolResultContentBlock, T
 from engine.policy.splice import parse_summary_text
 from engine.policy.tool_calls import command_of, file_action, path_of
 from engine.policy.tool_output import (
+    clauses,
     clean,
     clip,
     error_lines,
@@ -61,6 +65,12 @@ _ERROR_LIMIT = 160
 _VALUE_LIMIT = 90
 _VALUES_PER_OUTPUT = 6
 _VALUES_PER_TEXT = 3
+# Of a text's figures said in passing (beside another in one sentence), the most kept, and the
+# least they rank: a summary's line for the sentence keeps its first figure at most (a model
+# compresses it, the offline summarizer clips it), and no tool can print the others again.
+# Facts kept on the tuning sets were the same at 56 and at 68 (the most a value ranks).
+_PASSING_PER_TEXT = 3
+_PASSING_RANK = 56
 # An output's first few distinct error lines rank as errors; the next (a compiler's eighth
 # complaint) rank below a failed command, kept while room lasts; the rest of a long log's
 # distinct lines (the twentieth relation a lock timed out on) rank below the values, filling
@@ -131,6 +141,7 @@ def _extract(span: tuple[Message, ...]) -> list[Entry]:
         if isinstance(block, ToolResultContentBlock)
     }
     found: list[Entry] = []
+    said_in_words: set[str] = set()  # the values' lines the conversation's own sentences give
     named = _named(span)
     for position, message in enumerate(span):
         for block in message.content:
@@ -140,25 +151,50 @@ def _extract(span: tuple[Message, ...]) -> list[Entry]:
                     body = earlier.summary if earlier is not None else block.text
                     found = merge(found, split(body, order=position).entries)
                 else:
-                    found.extend(_text_values(block.text, position))
+                    stated, passing = _text_values(block.text, position)
+                    # A figure said in passing that an earlier line already holds ("the 1286
+                    # groups" after a query's "(1286 rows)") keeps that line, which says more.
+                    held = {e.key for e in found}
+                    said_in_words.update(e.text for e in (*stated, *passing))
+                    found.extend([*stated, *(e for e in passing if e.key not in held)])
             elif isinstance(block, ToolUseContentBlock):
                 found.extend(_call(block, results.get(block.id), position, named))
     entries = merge([], found)
-    # A value an error line or a command already carries is said there.
+    # A value an error line or a command already carries is said there; not a sentence of the
+    # conversation, whose words tell what the value is ("MSRV stays at 1.74, customers build
+    # with Debian's rustc" beside a command pinning 1.74).
     said = " ".join(e.text.lower() for e in entries if e.kind in (ERROR, RAN))
-    return [e for e in entries if e.kind != VALUE or not all(n.lower() in said for n in e.needles)]
+    return [
+        e
+        for e in entries
+        if e.kind != VALUE
+        or e.text in said_in_words
+        or not all(n.lower() in said for n in e.needles)
+    ]
 
 
-def _text_values(text: str, position: int) -> list[Entry]:
+def _text_values(text: str, position: int) -> tuple[list[Entry], list[Entry]]:
+    """A text's values: its sentences' most specific (one each), and the figures a sentence
+    gives in passing beside its first."""
     entries: list[Entry] = []
+    passing: list[Entry] = []  # figures a sentence's window left out, each in its own clause
     for sentence in sentences(text):
         found = values_in(sentence, spoken=True)
         if sentence.endswith("?") or not found:
             continue
-        best = found[0]
-        entries.append(make_entry(VALUE, window(sentence, best, _VALUE_LIMIT), position))
+        shown = window(sentence, found[0], _VALUE_LIMIT)
+        entries.append(make_entry(VALUE, shown, position))
+        # A sentence that gives several figures in passing ("about 9,200 a minute, the feed
+        # lands at 02:30, and it took 41 minutes") says each in a clause, with the words that
+        # tell what it counts; the window around its first figure cuts the others off.
+        for part in clauses(sentence):
+            said = values_in(part, spoken=True)
+            if said and not all(value in shown for value in said):
+                passing.append(make_entry(VALUE, window(part, said[0], _VALUE_LIMIT), position))
     ranked = sorted(entries, key=lambda e: -e.rank)[:_VALUES_PER_TEXT]
-    return [e for e in entries if e in ranked]
+    passing = [msgspec.structs.replace(e, rank=max(e.rank, _PASSING_RANK)) for e in passing]
+    ranked_passing = sorted(passing, key=lambda e: -e.rank)[:_PASSING_PER_TEXT]
+    return [e for e in entries if e in ranked], [e for e in passing if e in ranked_passing]
 
 
 def _call(
@@ -363,13 +399,18 @@ def _values(lines: list[str], position: int, named: Named = _NOTHING_NAMED) -> l
     settings, the one commit naming a version in a log, the one log line naming the id the
     conversation is about."""
     salient = salient_lines(lines)
+    # A record dump's lone setting, which line_shape read as one of its records' fields.
+    settings = lone_settings(lines) - set(salient) if len(lines) >= CROWD else set()
+    if settings:
+        kept = set(salient) | settings
+        salient = [line for line in lines if line in kept]
     # Shaped like many of the whole output's lines (thirty commits of a log, whatever their
     # subjects): one of a crowd, though few of its exact template are left among the salient.
     shapes = [value_shape(line) for line in lines]  # one pass, read by both crowd rules below
     crowd = {
         line for line, alone in zip(lines, standing_out(lines, shapes), strict=True) if not alone
     }
-    entries: list[tuple[bool, Entry]] = []
+    entries: list[tuple[bool, bool, Entry]] = []  # (stands out, says its own words, entry)
     # line -> what in it the conversation names: a term, or a figure it gave roughly
     mentioned = roughly_named(lines, named.quantities) | named_lines(lines, named.terms)
     # A crowd's line whose figure leads its column far ahead of the rest (the slowest of a
@@ -377,16 +418,28 @@ def _values(lines: list[str], position: int, named: Named = _NOTHING_NAMED) -> l
     leading = {
         line: figure for line, figure in outlying(lines, shapes).items() if line not in mentioned
     }
+    # line -> a word only it (or one other line) uses: of equally specific lines shaped like no
+    # other, one that says what no other says (a log's one warning) goes before one set apart
+    # only by the shapes of its ids; and a long one is read around that word.
+    matters = len(salient) + len(mentioned) + len(leading) > _VALUES_PER_OUTPUT or any(
+        len(line) > _VALUE_LIMIT for line in salient
+    )  # (a short list is kept whole, in any order, and a short line is read whole)
+    own = own_words(lines, salient) if len(lines) >= CROWD and matters else {}
     for line, alone in zip(salient, standing_out(salient), strict=True):
         if _tally(line) or line in mentioned or line in leading:
             continue
         found = values_in(line)
         if found:
-            entry = make_entry(VALUE, window(line, found[0], _VALUE_LIMIT), position)
-            alone = alone and line not in crowd
+            shown = window(line, found[0], _VALUE_LIMIT)
+            word = own.get(line)
+            if word and word not in shown:
+                around = window(line, word, _VALUE_LIMIT)
+                shown = around if values_in(around) else shown
+            entry = make_entry(VALUE, shown, position)
+            alone = (alone and line not in crowd) or line in settings
             if not alone:
                 entry = msgspec.structs.replace(entry, rank=entry.rank - CROWD_PENALTY)
-            entries.append((alone, entry))
+            entries.append((alone, word is not None or not own, entry))
     # A line the conversation names stands out of its crowd, read around the name, and ranks
     # as the most specific of values: the work is about it, whatever its value's kind (a bare
     # count beside the id the user asked after), ahead of a git log's or a table's rows.
@@ -394,12 +447,12 @@ def _values(lines: list[str], position: int, named: Named = _NOTHING_NAMED) -> l
         if values_in(line) and not _tally(line):
             entry = make_entry(VALUE, window(line, term, _NAMED_LIMIT), position)
             entry = msgspec.structs.replace(entry, rank=TOP_VALUE_RANK)
-            entries.append((True, entry))
+            entries.append((True, True, entry))
     for line, figure in leading.items():
         if not _tally(line):
             entry = make_entry(VALUE, window(line, figure, _NAMED_LIMIT), position)
             entry = msgspec.structs.replace(entry, rank=LEADING_RANK)
-            entries.append((True, entry))
-    ranked = sorted(entries, key=lambda a_e: (not a_e[0], -a_e[1].rank, a_e[1].text))
-    best = {id(e) for _, e in ranked[:_VALUES_PER_OUTPUT]}
-    return [e for _, e in entries if id(e) in best]
+            entries.append((True, True, entry))
+    ranked = sorted(entries, key=lambda a: (not a[0], -a[2].rank, not a[1], a[2].text))
+    best = {id(e) for _, _, e in ranked[:_VALUES_PER_OUTPUT]}
+    return [e for _, _, e in entries if id(e) in best]

@@ -5,12 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from engine.ledger.model import FILE_STRENGTH, Entry
+import msgspec
+
+from engine.ledger.model import FILE_STRENGTH, RESTATED_RANK, VALUE, Entry
 
 
 def merge(earlier: Iterable[Entry], later: Iterable[Entry]) -> list[Entry]:
     """One entry per key, in the order each key was last seen: the later instance of an error or
-    a command (its latest outcome) wins; a file keeps its strongest kind (edited over read)."""
+    a command (its latest outcome) wins; a file keeps its strongest kind (edited over read). A
+    value said again less specifically (a recap's "a 3200 requests per second throttle" after
+    "requests_per_second=3200") wins too, and the more specific line stays beside it, ranked to
+    fill only the room left."""
     merged: dict[str, Entry] = {}
     for entry in (*earlier, *later):
         previous = merged.pop(entry.key, None)
@@ -24,5 +29,12 @@ def merge(earlier: Iterable[Entry], later: Iterable[Entry]) -> list[Entry]:
                 previous.kind, previous.text, previous.key, previous.needles, previous.rank,
                 max(previous.order, entry.order),
             )  # fmt: skip
+        elif previous is not None and entry.kind == VALUE and previous.rank > entry.rank:
+            kept = msgspec.structs.replace(
+                previous,
+                key=f"{previous.key}@{previous.order}",
+                rank=min(previous.rank, RESTATED_RANK),
+            )
+            merged[kept.key] = kept
         merged[entry.key] = entry
     return list(merged.values())

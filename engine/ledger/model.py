@@ -32,6 +32,9 @@ OUTCOME = " → "  # between a command and what came of it
 REPEAT_RANK = 58
 # The most a value ranks (value_rank): below a file read and a command that ran.
 TOP_VALUE_RANK = 68
+# A value's more specific line kept beside its later restatement (merge): below an output's
+# last error lines, it fills only the room they leave.
+RESTATED_RANK = 39
 
 
 class Entry(msgspec.Struct, frozen=True):

@@ -5,6 +5,7 @@ guess and a paraphrase loses first."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 
 from engine.hex_ids import HASH, HEX_ID
@@ -29,6 +30,17 @@ WITH_UNIT = re.compile(
 )
 # A time of day, as a conversation says it in passing ("Sunday 03:00", "at 16:30").
 _SPOKEN = re.compile(r"(?<![\w:.])\d{1,2}:\d{2}(?![\w:])")
+# A figure as a conversation gives it with what it counts ("57 tickets", "about 2,100 users"), a
+# day ("December 15", "June 1") or an hour ("4pm", "10:30 am").
+_MONTH = (
+    r"Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
+    r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?"
+)
+_SAID = re.compile(
+    r"(?<![\w.,])\d{1,3}(?:,\d{3})*(?:\.\d+)? [a-z]{2,}s\b"
+    rf"|\b(?:{_MONTH}) \d{{1,2}}\b(?![:.,]\d)"
+    r"|(?<![\w:.])\d{1,2}(?::\d{2})? ?[ap]m\b"
+)
 # A bare number: its thousands grouped ("3,400" whole, not its "400"), of three digits or more,
 # or with a decimal point; a sentence's closing period ends it ("uses maxBatchSize: 250.").
 _NUMBER = re.compile(
@@ -71,6 +83,7 @@ def values_in(line: str, *, numbers: bool = True, spoken: bool = False) -> list[
     if spoken:
         found.extend(m.group(0) for m in WITH_UNIT.finditer(line))
         found.extend(m.group(0) for m in _SPOKEN.finditer(line))
+        found.extend(m.group(0) for m in _SAID.finditer(line))
     if numbers and not found:
         found.extend(m.group(0) for m in _NUMBER.finditer(line))
     return list(dict.fromkeys(v.strip() for v in found if v.strip()))
@@ -124,15 +137,33 @@ _OUTLYING_SCAN = 4_000
 
 def outlying(lines: list[str], shapes: list[str] | None = None) -> dict[str, str]:
     """line -> its figure, for the lines holding the largest figure of a column of their crowd
-    (CROWD or more lines of one value_shape) far ahead of the rest: the slowest request of a
-    timing loop, the one CPU's failure counter, the crate that takes minutes to compile. Of an
-    output's first _OUTLYING_SCAN lines. `shapes` as for standing_out."""
+    (CROWD or more lines of one value_shape, or rows of one table) far ahead of the rest: the
+    slowest request of a timing loop, the one CPU's failure counter, the crate that takes
+    minutes to compile, the partition far behind. Of an output's first _OUTLYING_SCAN lines.
+    `shapes` as for standing_out."""
     lines = lines[:_OUTLYING_SCAN]
     if shapes is None:
         shapes = [value_shape(line) for line in lines]
-    groups: dict[str, list[str]] = {}
+    groups: dict[object, list[str]] = {}
     for line, found in zip(lines, shapes, strict=False):
         groups.setdefault(found, []).append(line)
+    # A table's rows shaped apart by their ids' letters and digits ("consumer-7-b2897d48-a4f4"),
+    # or one row with a field left blank, still share their first field, their count of fields
+    # and their figures' units, column by column (of the lines no crowd above holds).
+    tables: dict[tuple[str, int], list[str]] = {}
+    for line, found in zip(lines, shapes, strict=False):
+        if len(groups[found]) >= CROWD:
+            continue
+        fields = line.split(maxsplit=1)
+        key = (fields[0] if fields else "", line.count(" ") + 1)
+        tables.setdefault(key, []).append(line)
+    for key, table in tables.items():
+        if len(table) < CROWD:
+            continue
+        for line in table:
+            figures = list(_FIGURE.finditer(line[:LINE_LIMIT]))
+            units = tuple(m.group(0)[len(m.group(1)) :] for m in figures)
+            groups.setdefault((*key, len(line.split()), units), []).append(line)
     out: dict[str, str] = {}
     for crowd in groups.values():
         if len(crowd) < CROWD:
@@ -151,9 +182,41 @@ def outlying(lines: list[str], shapes: list[str] | None = None) -> dict[str, str
     return out
 
 
+# A word of a line: five letters or more, a qualified name whole ("TZInfo::AmbiguousTime"); not
+# a piece of an id ("jid=4be0c1d2a9f8"), nor an id of hex letters alone ("tid=bfdbd").
+_WORD = re.compile(r"(?<![\w:])(?=[\w:]*[g-zG-Z])[A-Za-z][A-Za-z_:]{3,}[A-Za-z](?!\w)")
+# A word said more often than this in an output is its crowd's, not one line's own.
+_OWN_AT_MOST = 2
+_OWN_SCAN = 4_000
+
+
+def own_words(lines: list[str], of: list[str]) -> dict[str, str]:
+    """line of `of` -> its first word that the output's lines use at most twice: what sets a
+    log's one warning apart from a thousand request lines ("TZInfo::AmbiguousTime" after a job
+    id), however far into the line it is. Of an output's first _OWN_SCAN lines."""
+    uses = Counter(_WORD.findall("\n".join(line[:LINE_LIMIT] for line in lines[:_OWN_SCAN])))
+    out: dict[str, str] = {}
+    for line in of:
+        own = next((w for w in _WORD.findall(line[:LINE_LIMIT]) if uses[w] <= _OWN_AT_MOST), None)
+        if own is not None:
+            out.setdefault(line, own)
+    return out
+
+
 def setting_name(line: str) -> str | None:
     setting = _SETTING.match(_readable(line))
     return setting.group(1) if setting else None
+
+
+def lone_settings(lines: list[str]) -> set[str]:
+    """The lines of an output that set a name no other line sets, where few do: a JSON dump's
+    `"sqlQueries": 1187` beside a hundred resolvers' `"duration"`s is a setting of the whole, not
+    a field of its records (line_shape keeps an unquoted name; a quoted one it reads as words)."""
+    names = [setting_name(line) for line in lines[:_OWN_SCAN]]
+    counts = Counter(name for name in names if name)
+    lone = {line for line, name in zip(lines, names, strict=False) if name and counts[name] == 1}
+    # Where most names are set once (a config file), none stands out by it.
+    return lone if len(lone) <= max(2, counts.total() // 8) else set()
 
 
 def window(line: str, value: str, limit: int) -> str:

@@ -236,3 +236,13 @@ def sentences(text: str) -> list[str]:
             out.append(part)
         glue = bool(part) and bool(_ABBREVIATION.search(part))  # "e.g. x" is one sentence
     return out
+
+
+# A sentence's clauses, cut where its punctuation pauses: a sentence that gives several figures
+# in passing ("about 9,200 updates a minute, the feed lands at 02:30, and it took 41 minutes")
+# says each in its own clause, with the words that tell what it counts.
+_CLAUSE = re.compile(r"(?<=[,;])\s+|\s+[\u2013\u2014-]\s+")
+
+
+def clauses(sentence: str) -> list[str]:
+    return [part for part in (p.strip(" ,;:") for p in _CLAUSE.split(sentence)) if part]

@@ -7,8 +7,17 @@ import json
 from hashlib import sha1
 
 from engine.ledger import HEADING, Ledger, apply_ledger, extract, ledger_reserve, render, split
-from engine.ledger.model import EDITED, ERROR, RAN, READ, TOP_VALUE_RANK, VALUE, WROTE
-from engine.ledger.values import outlying, values_in
+from engine.ledger.model import (
+    EDITED,
+    ERROR,
+    RAN,
+    READ,
+    RESTATED_RANK,
+    TOP_VALUE_RANK,
+    VALUE,
+    WROTE,
+)
+from engine.ledger.values import lone_settings, outlying, values_in
 from engine.messages import (
     Message,
     Role,
@@ -874,3 +883,135 @@ def test_a_value_closing_a_sentence_is_read_without_the_period() -> None:
     assert {"250", "7.2.4", "0.881"} <= set(needles), needles
     # Still no piece of an address or a file name.
     assert values_in("host 10.4.2.17 serves file 1.2.3.tar") == []
+
+
+def test_each_figure_a_sentence_gives_in_passing_is_kept_in_its_own_clause() -> None:
+    said = (
+        "For context, the catalog pushes around 9,200 updates a minute at peak, the nightly feed "
+        "lands at 02:30 UTC, and last time the whole reindex on the old cluster took 41 minutes."
+    )
+    span = (Message("u-ask", Role.USER, (TextContentBlock(said),)),)
+    values = by_kind(extract(span), VALUE)
+    for figure, words in (("9,200", "updates"), ("02:30", "lands"), ("41 minutes", "reindex")):
+        assert any(figure in v and words in v for v in values), (figure, values)
+
+
+def test_a_figure_said_in_passing_keeps_the_output_line_that_showed_it() -> None:
+    # The query printed "(1286 rows)"; a later recap names the figure beside another: the
+    # output's line, which says what it counted, stays the entry for it.
+    rows = "\n".join(f"{i} | user{i}" for i in range(12)) + "\n(1286 rows)"
+    recap = (
+        "Status: the backfill runs in 500-row batches with a pause between them on the replica, "
+        "the unique index is built concurrently afterwards, and the 1286 colliding groups are "
+        "merged into their older account."
+    )
+    messages = session(("Counting.", [("Bash", {"command": "psql -f dupes.sql"}, rows, False)]))
+    span = (*messages, Message("a-recap", Role.ASSISTANT, (TextContentBlock(recap),)))
+    values = by_kind(extract(span), VALUE)
+    assert any("(1286 rows)" in v for v in values), values
+    assert any("500-row" in v for v in values), values
+
+
+def test_a_value_said_again_less_specifically_keeps_its_specific_line_to_fill_room() -> None:
+    first = "Correction: the script now throttles at requests_per_second=3200, a third of peak."
+    recap = (
+        "Summary for the team: the new index uses external versions and a 3200 requests per "
+        "second throttle, and the read alias stays where it is."
+    )
+    span = (
+        Message("a1", Role.ASSISTANT, (TextContentBlock(first),)),
+        Message("u1", Role.USER, (TextContentBlock("ok"),)),
+        Message("a2", Role.ASSISTANT, (TextContentBlock(recap),)),
+    )
+    values = [e for e in extract(span) if e.kind == VALUE]
+    specific = [e for e in values if "requests_per_second=3200" in e.text]
+    restated = [e for e in values if "3200 requests per second" in e.text]
+    assert specific and restated, [e.text for e in values]
+    # The later statement stays the value's entry; the specific one fills only room left.
+    assert specific[0].rank <= RESTATED_RANK
+
+
+def test_a_limit_said_in_words_stays_though_a_command_carries_its_value() -> None:
+    limit = "And MSRV stays at 1.74.0, customers build from source with Debian's rustc."
+    messages = session(
+        (
+            "Pinning the toolchain.",
+            [("Bash", {"command": "rustup override set 1.74.0"}, "override set", False)],
+        )
+    )
+    span = (*messages, Message("u-limit", Role.USER, (TextContentBlock(limit),)))
+    values = by_kind(extract(span), VALUE)
+    assert any("Debian" in v and "1.74.0" in v for v in values), values
+
+
+def _job_log(warning: str) -> str:
+    """Sidekiq-like lines whose thread ids (letters, digits or both) give them many shapes, and
+    one warning that says what no other line says, far into its line."""
+    tids = ["7f6f9", "cddde", "00185", "a1b2c", "9e9e9", "bfdbd", "3c4d5", "e0e0e", "12ab3"]
+    lines = [
+        f"2026-11-0{1 + i % 3}T0{i % 10}:{i:02d}:00.{i:03d}Z pid={10 + i} tid={tids[i % 9]}"
+        f" class=ReminderJob jid={sha1(str(i).encode()).hexdigest()[:24]} INFO: done: {i}.5 sec"
+        for i in range(60)
+    ]
+    lines[37] = (
+        f"2026-11-01T06:30:04.118Z pid=31 tid=7fq2 class=ReminderJob jid={'4be0c1d2' * 3} WARN: "
+        f"{warning}"
+    )
+    return "\n".join(lines)
+
+
+def test_a_long_log_line_is_read_around_the_words_only_it_says() -> None:
+    warning = "TZInfo::AmbiguousTime: 2026-11-01 01:30:00 is an ambiguous local time."
+    span = session(("Jobs.", [("Bash", {"command": "cat jobs.log"}, _job_log(warning), False)]))
+    values = by_kind(extract(span), VALUE)
+    assert any("TZInfo::AmbiguousTime" in v for v in values), values
+
+
+def test_a_table_row_with_blank_fields_whose_figure_leads_its_column_stands_out() -> None:
+    # Rows shaped apart by their member ids' letters and digits; the one partition nobody holds
+    # has dashes for its member and a lag far ahead of every other row's.
+    ids = ["b2897d48-a4f4", "fe2211fe-c4b2", "5e88cdbc-bbbb", "36a1dd47-0a5a", "c3a0e003-e0e3"]
+    rows = [
+        f"billing invoices {i} {10_000_000 + i * 3_500_000} {10_000_500 + i * 3_500_000 + i * 37}"
+        f" {500 + i * 37} consumer-{i % 8}-{ids[i % 5]} /10.42.0.{i} client-{i % 8}"
+        for i in range(24)
+    ]
+    rows[17] = "billing invoices 17 61822014 63662235 1840221 - - -"
+    assert outlying(rows).get(rows[17]) == "1840221"
+
+
+def test_a_conversation_gives_counts_with_their_nouns_days_and_hours() -> None:
+    said = (
+        "Support has had 57 tickets since Monday. The branch is cut on December 15. "
+        "The review is at 4pm today. I looked at 3 of them."
+    )
+    span = (Message("u-ask", Role.USER, (TextContentBlock(said),)),)
+    values = by_kind(extract(span), VALUE)
+    for figure in ("57 tickets", "December 15", "4pm"):
+        assert any(figure in v for v in values), (figure, values)
+    assert not any("3 of them" in v for v in values), values  # a number, not a figure
+    assert values_in("I looked at 3 of them", spoken=True) == []
+
+
+def test_a_record_dumps_lone_setting_is_read_and_a_configs_settings_stay_a_crowd() -> None:
+    records = [
+        {"fieldName": f"field{i}", "startOffset": 1200 + i * 917, "duration": 40_000 + i * 7919}
+        for i in range(40)
+    ]
+    dump = json.dumps({"resolvers": records, "diagnostics": {"sqlQueries": 1187}}, indent=2)
+    span = session(("Tracing.", [("Bash", {"command": "curl -s localhost/graphql"}, dump, False)]))
+    assert any('"sqlQueries": 1187' in v for v in by_kind(extract(span), VALUE))
+    # A config's names are each set once: none stands out for it.
+    config = "\n".join(f"setting_{i}: {100 + i}" for i in range(40))
+    assert lone_settings(config.splitlines()) == set()
+
+
+def test_a_figure_said_in_passing_ranks_with_the_values_outputs_show() -> None:
+    said = (
+        "Fleet numbers: there are 41,300 devices in the field, the update went out to 3,120 of "
+        "them before ops stopped it, and 573 haven't checked in since."
+    )
+    span = (Message("u-ask", Role.USER, (TextContentBlock(said),)),)
+    passing = next(e for e in extract(span) if e.kind == VALUE and "573" in e.text)
+    assert "41,300" not in passing.text
+    assert passing.rank >= 56  # not below a long output's values, which fill the room first

@@ -1,8 +1,8 @@
 """Summary quality: how many planted facts survive when a whole scripted session is compacted.
 
-Sets of scripted coding sessions: set_a.py, set_d.py, set_f.py, set_h.py, set_j.py and set_k.py
-to tune on; set_b.py, set_c.py, set_e.py, set_g.py, set_i.py and set_l.py held out (written and
-committed before they were measured; only their totals are read).
+Sets of scripted coding sessions: set_a.py, set_d.py, set_f.py, set_h.py, set_j.py, set_k.py
+and set_m.py to tune on; set_b.py, set_c.py, set_e.py, set_g.py, set_i.py and set_l.py held out
+(written and committed before they were measured; only their totals are read).
 Each session is summarized whole with an output budget of MAX_TOKENS (counted with the engine's
 estimator), and a fact counts as kept when all its needles appear in the summary.
 Two baselines bound the figures: the first sentence of every message, and truncation (the newest
@@ -10,7 +10,7 @@ messages that fit, what §3.4's fallback keeps).
 
     python tests/perf/quality/bench.py            # the table: sets A and B, by kind of fact, sizes
     python tests/perf/quality/bench.py --json     # the same figures as JSON
-    python tests/perf/quality/bench.py --sets ABE # other sets (any of A-L)
+    python tests/perf/quality/bench.py --sets ABE # other sets (any of A-M)
     python tests/perf/quality/bench.py --misses A # facts set A lost (tuning sets only)
 
 It also times `local:extractive` on one big span (set A repeated, the default 2,000-token budget).
@@ -53,6 +53,7 @@ from tests.perf.quality import (
     set_j,
     set_k,
     set_l,
+    set_m,
 )
 from tests.perf.quality.script import KINDS, Session
 
@@ -70,6 +71,7 @@ SETS: dict[str, list[Session]] = {
     "J": set_j.SESSIONS,
     "K": set_k.SESSIONS,
     "L": set_l.SESSIONS,
+    "M": set_m.SESSIONS,
 }
 # Held out: only their totals are reported, never which facts they lost.
 HELD_OUT = frozenset("BCEGIL")
@@ -217,7 +219,7 @@ def methods() -> dict[str, SummarizeFn]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="figures as JSON")
-    parser.add_argument("--sets", default="AB", help="which sets (any of ABCDEFGHIJKL)")
+    parser.add_argument("--sets", default="AB", help="which sets (any of ABCDEFGHIJKLM)")
     parser.add_argument("--misses", metavar="SET", help="list the facts lost on a tuning set")
     parser.add_argument("--max-tokens", type=int, default=MAX_TOKENS)
     args = parser.parse_args(argv)

@@ -1,6 +1,6 @@
 """Summaries that keep the work: facts and artifacts kept with and without the work ledger.
 
-Each scripted session of a set (A, D, F, H, J and K: tuned on; B, C, E, G, I and L: held out) is
+Each scripted session of a set (A, D, F, H, J, K and M: tuned on; B, C, E, G, I and L: held out) is
 summarized whole at the spec's default budget (compaction_max_summary_tokens, 2,000), by:
 
 - `local:extractive`, the offline summarizer;
@@ -246,7 +246,7 @@ def run(sets: Sequence[str], max_tokens: int, *, join: bool = False) -> dict[str
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--sets", default="ACE", help="which sets (any of ABCDEFGHIJKL)")
+    parser.add_argument("--sets", default="ACE", help="which sets (any of ABCDEFGHIJKLM)")
     parser.add_argument("--max-tokens", type=int, default=MAX_TOKENS)
     parser.add_argument("--joined", action="store_true", help="each set's sessions as one span")
     args = parser.parse_args(argv)

@@ -127,3 +127,16 @@ def test_set_l_plants_every_kind_and_each_fact_is_in_its_own_session() -> None:
         whole = "\n".join(m.text() for m in session.build())
         assert all(kept(whole, fact.needles) for fact in session.facts), session.name
         assert 24_000 <= len(whole) // 3 <= 35_000, session.name  # long sessions, by len/3
+
+
+def test_set_m_plants_every_kind_and_each_fact_is_in_its_own_session() -> None:
+    kinds = [fact.kind for session in SETS["M"] for fact in session.facts]
+    assert 60 <= len(kinds) <= 75 and set(kinds) == set(KINDS)
+    assert "M" not in HELD_OUT  # a tuning set: its misses may be listed
+    names = [session.name for session in SETS["M"]]
+    assert len(names) == len(set(names)) == 5
+    for session in SETS["M"]:
+        assert 12 <= len(session.facts) <= 15, session.name
+        whole = "\n".join(m.text() for m in session.build())
+        assert all(kept(whole, fact.needles) for fact in session.facts), session.name
+        assert 24_000 <= len(whole) // 3 <= 35_000, session.name  # long sessions, by len/3
