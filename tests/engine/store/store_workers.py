@@ -33,8 +33,13 @@ def wait_for(path: Path, timeout_s: float = 30.0) -> None:
         time.sleep(0.005)
 
 
-async def writer(workspace: Path, session_id: str, turns: int, pace: float, seed: int) -> None:
-    """metis dev: append turn by turn; before_turn at each turn's start reports any sync."""
+async def writer(
+    workspace: Path, session_id: str, turns: int, pace: float, seed: int, until: int = 0
+) -> None:
+    """metis dev: append turn by turn; before_turn at each turn's start reports any sync. With
+    `until`, it then waits (syncing, appending nothing) for the session to reach that revision,
+    so its last report holds every compaction another process made while it appended: one that
+    commits during its last turn is otherwise seen only at a turn it never starts."""
     store = SessionStore.open(workspace)
     manager = store.manager(session_id, cache=None)
     for number, turn in enumerate(scripted_session(seed, turns), start=1):
@@ -50,6 +55,10 @@ async def writer(workspace: Path, session_id: str, turns: int, pace: float, seed
             say(appended=message.id)
             if pace:
                 await asyncio.sleep(1 / pace)
+    deadline = time.monotonic() + 30
+    while manager.revision < until and time.monotonic() < deadline:
+        if not manager.sync():
+            await asyncio.sleep(0.01)
     say(done=True, ids=[m.id for m in manager.messages], revision=manager.revision)
     store.close()
 
@@ -147,8 +156,8 @@ def main() -> None:
     ws = Path(workspace)
     match role:
         case "writer":
-            sid, turns, pace, seed = rest
-            asyncio.run(writer(ws, sid, int(turns), float(pace), int(seed)))
+            sid, turns, pace, seed, *until = rest
+            asyncio.run(writer(ws, sid, int(turns), float(pace), int(seed), *map(int, until)))
         case "compactor":
             sid, count, start = rest
             asyncio.run(compactor(ws, sid, int(count), Path(start)))

@@ -119,7 +119,7 @@ async def test_compacting_while_a_writer_appends_loses_and_duplicates_nothing(
 ) -> None:
     store = make_store(tmp_path, turns=8)
     start = tmp_path / "start"
-    writer = spawn("writer", tmp_path, SESSION, 24, 300, 2)
+    writer = spawn("writer", tmp_path, SESSION, 24, 300, 2, 3)  # its last report at revision 3
     compactor = spawn("compactor", tmp_path, SESSION, 3, start)
     start.write_text("")
     compactor_out = lines(compactor)
