@@ -22,6 +22,9 @@ import functools
 import os
 import re
 from _thread import allocate_lock  # threading.Lock, without importing threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from urllib.parse import quote
 
 REDACTED = "[redacted]"
@@ -97,6 +100,21 @@ def secrets_in_use() -> list[str]:
     return sorted(found, key=len, reverse=True)
 
 
+# The secrets one pass over many short texts reads once (secrets_read_once), not per text.
+_read_once: ContextVar[list[str] | None] = ContextVar("secrets_read_once", default=None)
+
+
+@contextmanager
+def secrets_read_once() -> Iterator[None]:
+    """Within the block, `redact` uses the secrets known at its start. A ledger redacts each of
+    thousands of entries, and reading the environment for each cost more than the redaction."""
+    token = _read_once.set(secrets_in_use())
+    try:
+        yield
+    finally:
+        _read_once.reset(token)
+
+
 def _whole_forms(secret: str) -> tuple[str, ...]:
     encoded = quote(secret, safe="")
     return (secret, encoded) if encoded != secret else (secret,)
@@ -124,7 +142,9 @@ def _redact_cut_short(text: str, secret: str) -> str:
 
 def redact(text: str) -> str:
     """`text` with every secret (see the module docstring) replaced by "[redacted]"."""
-    secrets = secrets_in_use()
+    secrets = _read_once.get()
+    if secrets is None:
+        secrets = secrets_in_use()
     for secret in secrets:  # whole values first: a cut-short match must not split one
         for form in _whole_forms(secret):
             if form in text:

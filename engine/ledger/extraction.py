@@ -59,6 +59,7 @@ from engine.policy.tool_output import (
     sentences,
     shell_output,
 )
+from engine.redaction import secrets_read_once
 
 _COMMAND_LIMIT = 110
 _ERROR_LIMIT = 160
@@ -128,7 +129,8 @@ def extract(span: tuple[Message, ...]) -> list[Entry]:
     last = _last  # one read: another thread may replace it
     if last is not None and last[0] is span:
         return list(last[1])
-    entries = _extract(span)
+    with secrets_read_once():  # each entry is redacted (make_entry): the secrets read once
+        entries = _extract(span)
     _last = (span, entries)
     return list(entries)
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from hashlib import sha1
 
+import pytest
+
 from engine.ledger import HEADING, Ledger, apply_ledger, extract, ledger_reserve, render, split
 from engine.ledger.model import (
     EDITED,
@@ -649,6 +651,30 @@ def test_a_long_logs_every_distinct_error_line_is_kept_when_room_allows_below_th
     tight = apply_ledger("We read the log.", span, None, 320, count)
     assert "4500ms" in tight.text, tight.text
     assert 10 <= sum(line in tight.text for line in log) < 20, tight.text
+
+
+def test_a_ledger_reads_the_environments_secrets_once_and_redacts_every_entry_by_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Each entry is redacted; the environment is read once for the whole span, not per entry.
+    import engine.redaction as redaction
+
+    secret = "tok-" + "q7" * 12
+    monkeypatch.setenv("METIS_TEST_API_TOKEN", secret)
+    reads = []
+    secrets_in_use = redaction.secrets_in_use
+
+    def counted() -> list[str]:
+        reads.append(1)
+        return secrets_in_use()
+
+    monkeypatch.setattr(redaction, "secrets_in_use", counted)
+    log = "\n".join(f"ERROR: token {secret} refused by shard {n}a" for n in "bcdefgh")
+    span = session(("Log.", [("Bash", {"command": f"auth --token {secret}"}, log, True)]))
+    entries = extract(span)
+    assert len(entries) >= 5 and reads == [1]
+    assert all(secret not in e.text for e in entries)
+    assert any("[redacted]" in e.text for e in entries)
 
 
 def test_a_quoted_message_is_not_a_name_two_messages_are_two_errors() -> None:
