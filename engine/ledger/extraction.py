@@ -154,11 +154,13 @@ def _extract(span: tuple[Message, ...]) -> list[Entry]:
                     found = merge(found, split(body, order=position).entries)
                 else:
                     stated, passing = _text_values(block.text, position)
-                    # A figure said in passing that an earlier line already holds ("the 1286
-                    # groups" after a query's "(1286 rows)") keeps that line, which says more.
-                    held = {e.key for e in found}
                     said_in_words.update(e.text for e in (*stated, *passing))
-                    found.extend([*stated, *(e for e in passing if e.key not in held)])
+                    if passing:  # (most texts give none: the keys are gathered for those only)
+                        # A figure said in passing that an earlier line already holds ("the 1286
+                        # groups" after a query's "(1286 rows)") keeps that line, which says more.
+                        held = {e.key for e in found}
+                        passing = [e for e in passing if e.key not in held]
+                    found.extend([*stated, *passing])
             elif isinstance(block, ToolUseContentBlock):
                 found.extend(_call(block, results.get(block.id), position, named))
     entries = merge([], found)
