@@ -103,39 +103,17 @@ def test_set_i_plants_every_kind_and_each_fact_is_in_its_own_session() -> None:
         assert 24_000 <= len(whole) // 3 <= 35_000, session.name  # long sessions, by len/3
 
 
-def test_set_k_plants_every_kind_and_each_fact_is_in_its_own_session() -> None:
-    kinds = [fact.kind for session in SETS["K"] for fact in session.facts]
+@pytest.mark.parametrize(("name", "held_out"), [("K", False), ("L", True), ("M", False)])
+def test_long_sets_plant_every_kind_and_each_fact_is_in_its_own_session(
+    name: str, held_out: bool
+) -> None:
+    kinds = [fact.kind for session in SETS[name] for fact in session.facts]
     assert 60 <= len(kinds) <= 75 and set(kinds) == set(KINDS)
-    assert "K" not in HELD_OUT  # a tuning set: its misses may be listed
-    names = [session.name for session in SETS["K"]]
+    # Held out: only its totals are reported; a tuning set's misses may be listed.
+    assert (name in HELD_OUT) is held_out
+    names = [session.name for session in SETS[name]]
     assert len(names) == len(set(names)) == 5
-    for session in SETS["K"]:
-        assert 12 <= len(session.facts) <= 15, session.name
-        whole = "\n".join(m.text() for m in session.build())
-        assert all(kept(whole, fact.needles) for fact in session.facts), session.name
-        assert 24_000 <= len(whole) // 3 <= 35_000, session.name  # long sessions, by len/3
-
-
-def test_set_l_plants_every_kind_and_each_fact_is_in_its_own_session() -> None:
-    kinds = [fact.kind for session in SETS["L"] for fact in session.facts]
-    assert 60 <= len(kinds) <= 75 and set(kinds) == set(KINDS)
-    assert "L" in HELD_OUT  # held out: only its totals are reported
-    names = [session.name for session in SETS["L"]]
-    assert len(names) == len(set(names)) == 5
-    for session in SETS["L"]:
-        assert 12 <= len(session.facts) <= 15, session.name
-        whole = "\n".join(m.text() for m in session.build())
-        assert all(kept(whole, fact.needles) for fact in session.facts), session.name
-        assert 24_000 <= len(whole) // 3 <= 35_000, session.name  # long sessions, by len/3
-
-
-def test_set_m_plants_every_kind_and_each_fact_is_in_its_own_session() -> None:
-    kinds = [fact.kind for session in SETS["M"] for fact in session.facts]
-    assert 60 <= len(kinds) <= 75 and set(kinds) == set(KINDS)
-    assert "M" not in HELD_OUT  # a tuning set: its misses may be listed
-    names = [session.name for session in SETS["M"]]
-    assert len(names) == len(set(names)) == 5
-    for session in SETS["M"]:
+    for session in SETS[name]:
         assert 12 <= len(session.facts) <= 15, session.name
         whole = "\n".join(m.text() for m in session.build())
         assert all(kept(whole, fact.needles) for fact in session.facts), session.name
