@@ -1,7 +1,8 @@
 """Quantities as people say them and as tools print them, so the exact figure behind a rough
 mention can be found: "over 400 ms" for a GC log's 412.771ms, "nearly eight minutes" for
-MSBuild's 00:07:42.18, "roughly seven thousand" for a count of 6914. An agent rounds what it
-read; the line it read it from is the one the work rests on."""
+MSBuild's 00:07:42.18, "roughly seven thousand" for a count of 6914, "about one and a half
+percent" for 1.53%. An agent rounds what it read; the line it read it from is the one the work
+rests on."""
 
 from __future__ import annotations
 
@@ -37,11 +38,15 @@ _UNIT_WORDS = "|".join(sorted((u for u in _UNITS if u != "%"), key=len, reverse=
 # A figure given roughly: "over 400 ms", "nearly eight minutes", "roughly seven thousand",
 # "~3.5k". A figure given exactly is a term the line names (values.named_terms).
 _HEDGE = (
-    r"(?:about|around|roughly|nearly|almost|over|under|approximately|approx\.|close to|"
-    r"just over|just under|more than|less than|some|~)"
+    r"(about|around|roughly|nearly|almost|just over|just under|over|under|approximately|"
+    r"approx\.|close to|more than|less than|some|~)"
 )
+# Which side of the figure said the printed one lies on: "over 400 ms" is no 385 ms, and
+# "nearly eight minutes" no 8:20 (a crowd of pauses near 400 ms has one above it).
+_ABOVE = frozenset({"over", "just over", "more than"})
+_BELOW = frozenset({"under", "just under", "less than", "nearly", "almost"})
 _SAID = re.compile(
-    rf"(?<![\w.,]){_HEDGE} ?({_NUMBER_PATTERN}|{_SPOKEN_NUMBER})"
+    rf"(?<![\w.,]){_HEDGE} ?({_NUMBER_PATTERN}|{_SPOKEN_NUMBER})( and a half)?"
     r"(?:[ -]?(hundred|thousand|million|k)\b)?"
     rf"(?:[ -]?(%|(?:{_UNIT_WORDS})\b))?",
     re.IGNORECASE,
@@ -72,6 +77,7 @@ _SCAN = 4_000
 class Quantity(NamedTuple):
     kind: str  # time, size, share, or "" for a bare count
     value: float  # in the kind's base unit (seconds, bytes, percent)
+    side: int = 0  # 1: the figure is above it ("over"), -1: below ("nearly"), 0: either
 
 
 def _number(text: str) -> float:
@@ -79,11 +85,16 @@ def _number(text: str) -> float:
     return _WORDS[word] if word in _WORDS else float(text.replace(",", ""))
 
 
-def _quantity(number: float, unit: str | None) -> Quantity | None:
+def _quantity(number: float, unit: str | None, side: int = 0) -> Quantity | None:
     if unit:
         kind, scale = _UNITS[unit.lower()]
-        return Quantity(kind, number * scale)
-    return Quantity("", number) if number >= _LEAST_COUNT else None
+        return Quantity(kind, number * scale, side)
+    return Quantity("", number, side) if number >= _LEAST_COUNT else None
+
+
+def _side(hedge: str) -> int:
+    hedge = " ".join(hedge.lower().split())
+    return 1 if hedge in _ABOVE else -1 if hedge in _BELOW else 0
 
 
 def said_quantities(texts: Iterable[str]) -> frozenset[Quantity]:
@@ -92,11 +103,12 @@ def said_quantities(texts: Iterable[str]) -> frozenset[Quantity]:
     found: set[Quantity] = set()
     for text in texts:
         for match in _SAID.finditer(text[:_TEXT_LIMIT]):
-            number, scale, unit = match.groups()
+            hedge, number, half, scale, unit = match.groups()
             if number.lower() in _WORDS and not (scale or unit):
                 continue  # "one of them", "two pods": words, not a figure
-            value = _number(number) * (_SCALES[scale.lower()] if scale else 1.0)
-            quantity = _quantity(value, unit)
+            value = _number(number) + (0.5 if half else 0.0)
+            value *= _SCALES[scale.lower()] if scale else 1.0
+            quantity = _quantity(value, unit, _side(hedge))
             if quantity is not None and quantity.value > 0:
                 found.add(quantity)
     return frozenset(found)
@@ -114,11 +126,10 @@ def roughly_named(lines: list[str], said: frozenset[Quantity]) -> dict[str, str]
     of the quantities that single out at most two of the output's lines."""
     if not said:
         return {}
-    by_kind: dict[str, list[float]] = {}
-    for quantity in said:
-        by_kind.setdefault(quantity.kind, []).append(quantity.value)
-    for values in by_kind.values():
-        values.sort()
+    by_kind: dict[str, list[Quantity]] = {}
+    for quantity in sorted(said, key=lambda q: (q.value, q.side)):
+        by_kind.setdefault(quantity.kind, []).append(quantity)
+    values_of = {kind: [q.value for q in found] for kind, found in by_kind.items()}
     # One pass over the output's first _SCAN lines (a line at a time costs a call a line).
     lines = lines[:_SCAN]
     text = "\n".join(lines)
@@ -128,7 +139,7 @@ def roughly_named(lines: list[str], said: frozenset[Quantity]) -> dict[str, str]
     hits: dict[Quantity, dict[str, str]] = {}
     for match in _PRINTED.finditer(text):
         printed = _printed(match)
-        values = by_kind.get(printed.kind) if printed is not None else None
+        values = values_of.get(printed.kind) if printed is not None else None
         if not values or printed is None:
             continue
         # |printed - said| <= _CLOSE * said  <=>  said in [printed/(1+c), printed/(1-c)]
@@ -137,8 +148,10 @@ def roughly_named(lines: list[str], said: frozenset[Quantity]) -> dict[str, str]
         if low == high:
             continue
         line = lines[bisect_right(starts, match.start()) - 1]
-        for value in values[low:high]:
-            where = hits.setdefault(Quantity(printed.kind, value), {})
+        for quantity in by_kind[printed.kind][low:high]:
+            if quantity.side * (printed.value - quantity.value) < 0:
+                continue  # on the other side of it than the hedge said
+            where = hits.setdefault(quantity, {})
             if len(where) <= _AT_MOST:  # past it, the quantity singles out nothing
                 where.setdefault(line, match.group(0))
     out: dict[str, str] = {}

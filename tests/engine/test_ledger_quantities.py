@@ -20,11 +20,11 @@ def test_rough_figures_are_read_with_their_unit_and_scale() -> None:
         ]
     )
     assert said == {
-        Quantity("time", 480.0),
+        Quantity("time", 480.0, side=-1),  # "nearly": at most eight minutes
         Quantity("", 7000.0),
         Quantity("share", 1.5),
         Quantity("", 3500.0),
-        Quantity("time", 0.4),
+        Quantity("time", 0.4, side=1),  # "over": at least 400 ms
     }
 
 
@@ -83,3 +83,31 @@ def test_a_printed_duration_closing_a_sentence_keeps_its_unit() -> None:
     lines = ["Build finished in 41.7 seconds.", "Build finished in 12.9 seconds."]
     said = said_quantities(["It builds in about 40 seconds."])
     assert roughly_named(lines, said) == {lines[0]: "41.7 seconds"}
+
+
+def test_over_and_nearly_single_out_the_figure_on_their_side_of_a_crowd_near_it() -> None:
+    # Pauses near 400 ms: "about 400 ms" is within a tenth of five of them and names none; the
+    # worst "over 400 ms" is the one pause above it, and "nearly 400 ms" the one just below.
+    pauses = [f"GC({i}) Pause Young {ms}ms" for i, ms in enumerate([372.7, 379.8, 385.4, 396.2])]
+    lines = [*pauses, "GC(4) Pause Young 412.771ms", "GC(5) Pause Young 58.5ms"]
+    assert roughly_named(lines, said_quantities(["about 400 ms"])) == {}
+    over = said_quantities(["The worst pause was over 400 ms."])
+    assert roughly_named(lines, over) == {lines[4]: "412.771ms"}
+    assert roughly_named(lines, said_quantities(["more than 400 ms"])) == {lines[4]: "412.771ms"}
+    # Four pauses lie within a tenth below 400 ms: "nearly 400 ms" names none of them.
+    assert roughly_named(lines, said_quantities(["one took nearly 400 ms"])) == {}
+    builds = ["build 1 took 00:08:20", "build 2 took 00:07:42", "build 3 took 00:08:31"]
+    nearly = said_quantities(["the failing build ran for nearly eight minutes"])
+    assert roughly_named(builds, nearly) == {builds[1]: "00:07:42"}
+    assert roughly_named(builds, said_quantities(["about eight minutes"])) == {}
+    # Above or below, a figure more than a tenth away is still no match.
+    assert roughly_named(lines, said_quantities(["just under 460 ms"])) == {}
+
+
+def test_a_figure_and_a_half_is_read_as_one_figure() -> None:
+    said = said_quantities(["About one and a half percent of queries were lost outright."])
+    assert said == {Quantity("share", 1.5)}
+    lines = ["Queries completed: 147586 (98.47%)", "Queries lost: 2291 (1.53%)"]
+    assert roughly_named(lines, said) == {lines[1]: "1.53%"}
+    hours = said_quantities(["the backfill ran for roughly two and a half hours"])
+    assert hours == {Quantity("time", 9_000.0)}
