@@ -41,6 +41,7 @@ from engine.ledger.values import (
     outlying,
     own_words,
     standing_out,
+    table_rows,
     value_shape,
     values_in,
     window,
@@ -413,7 +414,7 @@ def _values(lines: list[str], position: int, named: Named = _NOTHING_NAMED) -> l
     shapes = [value_shape(line) for line in lines]  # one pass, read by both crowd rules below
     crowd = {
         line for line, alone in zip(lines, standing_out(lines, shapes), strict=True) if not alone
-    }
+    } | table_rows(lines)
     entries: list[tuple[bool, bool, Entry]] = []  # (stands out, says its own words, entry)
     # line -> what in it the conversation names: a term, or a figure it gave roughly
     mentioned = roughly_named(lines, named.quantities) | named_lines(lines, named.terms)

@@ -108,6 +108,35 @@ def value_shape(line: str) -> str:
     return "".join(_SHAPE_DIGITS.sub("0", shaped).split())  # spaces dropped (split: one pass)
 
 
+# A table's row: this many whitespace-separated fields or more (a log line's message has its own
+# count of words; a "key: value" line is no row).
+_ROW_FIELDS = 4
+
+
+def _field_class(field: str) -> str:
+    letters = any(c.isalpha() for c in field)
+    digits = any(c.isdigit() for c in field)
+    return "x" if letters and digits else "a" if letters else "0"
+
+
+def table_rows(lines: list[str]) -> set[str]:
+    """The rows of a table (CROWD or more lines whose fields are, column by column, words,
+    figures or ids mixing both): kubectl's pods, ps, docker, a query's result. Their ids shape
+    each row apart (value_shape reads "coredns-2c3579f74" and "ledger-7f9c" as other shapes), so
+    a hundred pods would each stand out of an output that is one table."""
+    if len(lines) < CROWD:
+        return set()
+    keys: dict[str, tuple[str, ...] | None] = {}
+    counts: dict[tuple[str, ...], int] = {}
+    for line in lines[:_OUTLYING_SCAN]:
+        fields = line[:LINE_LIMIT].split()
+        key = tuple(_field_class(f) for f in fields) if len(fields) >= _ROW_FIELDS else None
+        keys[line] = key
+        if key is not None:
+            counts[key] = counts.get(key, 0) + 1
+    return {line for line, key in keys.items() if key is not None and counts[key] >= CROWD}
+
+
 def standing_out(lines: list[str], shapes: list[str] | None = None) -> list[bool]:
     """Per line: does it stand out of its output? Every line of a short output does; of a long
     one, the lines whose shape (value_shape) few others share: at most two, or an eighth of

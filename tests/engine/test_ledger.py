@@ -19,7 +19,7 @@ from engine.ledger.model import (
     VALUE,
     WROTE,
 )
-from engine.ledger.values import lone_settings, outlying, values_in
+from engine.ledger.values import lone_settings, outlying, table_rows, values_in
 from engine.messages import (
     Message,
     Role,
@@ -395,6 +395,26 @@ def test_a_value_that_stands_out_of_a_long_output_outranks_its_crowd() -> None:
     lag = next(e for e in values if "lag 41 s" in e.text)
     crowd = [e for e in values if "Tidy imports" in e.text]
     assert crowd and all(lag.rank > e.rank for e in crowd)
+
+
+def test_a_tables_rows_are_a_crowd_though_their_ids_shape_each_row_apart() -> None:
+    # kubectl's pods: each row's generated ids give it a shape of its own, but the rows are one
+    # table; the quota line after it is what the output says beside them.
+    pods = [
+        f"{ns} {app}-{sha1(str(i).encode()).hexdigest()[:9]}-{i:x}{i * 7 % 97:02d}b 1/1 Running"
+        f" {i % 5} {i + 3}d 10.4{i % 8}.{i * 13 % 250}.{i * 7 % 250} gke-pool-{i % 3}-{i * 31:x}"
+        for i, (ns, app) in enumerate(
+            [("catalog", "coredns"), ("payments", "gateway"), ("ledger", "search-api")] * 12
+        )
+    ]
+    output = "\n".join([*pods, "quota: pods 118/120"])
+    span = session(("Pods.", [("Bash", {"command": "kubectl get pods -A -o wide"}, output, False)]))
+    values = [e for e in extract(span) if e.kind == VALUE]
+    quota = next(e for e in values if "118/120" in e.text)
+    rows = [e for e in values if "Running" in e.text]
+    assert rows and all(quota.rank > e.rank for e in rows), values
+    assert table_rows(pods) == set(pods)
+    assert table_rows(["a: 1", "b: 2"] * 8) == set()  # "key: value" lines are no table
 
 
 def test_of_one_error_repeated_through_an_output_its_latest_instance_is_kept() -> None:
