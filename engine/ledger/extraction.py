@@ -450,12 +450,13 @@ def _values(lines: list[str], position: int, named: Named = _NOTHING_NAMED) -> l
     # count beside the id the user asked after), ahead of a git log's or a table's rows.
     for line, term in mentioned.items():
         if values_in(line) and not _tally(line):
-            entry = make_entry(VALUE, window(line, term, _NAMED_LIMIT), position)
+            entry = make_entry(VALUE, window(line, term, _NAMED_LIMIT), position, figure=term)
             entry = msgspec.structs.replace(entry, rank=TOP_VALUE_RANK)
             entries.append((True, True, entry))
     for line, figure in leading.items():
         if not _tally(line):
-            entry = make_entry(VALUE, window(line, figure, _NAMED_LIMIT), position)
+            shown = window(line, figure, _NAMED_LIMIT)
+            entry = make_entry(VALUE, shown, position, figure=figure)
             entry = msgspec.structs.replace(entry, rank=LEADING_RANK)
             entries.append((True, True, entry))
     ranked = sorted(entries, key=lambda a: (not a[0], -a[2].rank, not a[1], a[2].text))

@@ -17,7 +17,15 @@ def merge(earlier: Iterable[Entry], later: Iterable[Entry]) -> list[Entry]:
     "requests_per_second=3200") wins too, and the more specific line stays beside it, ranked to
     fill only the room left."""
     merged: dict[str, Entry] = {}
+    key_of: dict[str, str] = {}  # a value's text -> its key
     for entry in (*earlier, *later):
+        if entry.kind == VALUE:
+            # The same line under another key (one chosen for a figure in it, read back from
+            # an earlier summary as its most specific value) is one entry, the later one.
+            other = key_of.get(entry.text, entry.key)
+            if other != entry.key and other in merged and merged[other].text == entry.text:
+                del merged[other]
+            key_of[entry.text] = entry.key
         previous = merged.pop(entry.key, None)
         if (
             previous is not None

@@ -72,9 +72,12 @@ def command_of(text: str) -> str:
     return text.split(OUTCOME, 1)[0]
 
 
-def make_entry(kind: str, text: str, order: int) -> Entry:
+def make_entry(kind: str, text: str, order: int, *, figure: str | None = None) -> Entry:
     """The one place an entry's identity, needles and rank are decided, so an entry parsed back
-    from an earlier summary is the very entry extracted from the span."""
+    from an earlier summary is the very entry extracted from the span. `figure`: of a value
+    line chosen for one figure in it (the one the conversation names, or the one far ahead of
+    its column), that figure is its identity, not the line's most specific value: a crate's
+    143.7 s compile is not the same fact as a later line naming the crate's version."""
     # A key or token pasted in the span stays out of the summary (§6), as from the prose.
     text = redact(squash(text))
     if kind in FILE_KINDS:
@@ -90,6 +93,8 @@ def make_entry(kind: str, text: str, order: int) -> Entry:
     if kind == ERROR:
         return Entry(kind, text, f"error:{shape(text)}", (text.rstrip("…"),), 95, order)
     needles, rank = value_needles(text)
+    if figure is not None and figure in text and figure not in needles:
+        needles = (*needles, figure)
     # One entry per value: the line that states it last (a reply's conclusion after the output).
     return Entry(kind, text, "value:" + "|".join(needles).lower(), needles, rank, order)
 

@@ -9,6 +9,7 @@ from hashlib import sha1
 import pytest
 
 from engine.ledger import HEADING, Ledger, apply_ledger, extract, ledger_reserve, render, split
+from engine.ledger.merge import merge
 from engine.ledger.model import (
     EDITED,
     ERROR,
@@ -18,6 +19,7 @@ from engine.ledger.model import (
     TOP_VALUE_RANK,
     VALUE,
     WROTE,
+    make_entry,
 )
 from engine.ledger.values import lone_settings, outlying, table_rows, values_in
 from engine.messages import (
@@ -415,6 +417,36 @@ def test_a_tables_rows_are_a_crowd_though_their_ids_shape_each_row_apart() -> No
     assert rows and all(quota.rank > e.rank for e in rows), values
     assert table_rows(pods) == set(pods)
     assert table_rows(["a: 1", "b: 2"] * 8) == set()  # "key: value" lines are no table
+
+
+def test_a_line_named_for_a_figure_is_its_own_entry_beside_a_later_line_of_its_version() -> None:
+    # The compile time the reply names and a later tree line naming the crate's version share
+    # the crate's version; the line chosen for its figure stays, with the figure as a needle.
+    crates = [
+        f"crate-{chr(97 + i)}{chr(97 + i)} v1.{i}.0 (lib) {50 + i}.{i}s {9 + i}.0s std"
+        for i in range(20)
+    ]
+    crates[7] = "quarry-macros v0.9.2 (proc-macro) 143.7s 131.2s default,sqlx"
+    tree = "quarry-cli v0.14.0\n└── quarry-macros v0.9.2 (proc-macro) (/src/crates/quarry-macros)"
+    span = session(
+        ("Timings.", [("Bash", {"command": "cargo build --timings"}, "\n".join(crates), False)]),
+        ("That is the 143.7 s crate at the top. Its users:", []),
+        ("Tree.", [("Bash", {"command": "cargo tree -i quarry-macros"}, tree, False)]),
+    )
+    values = [e for e in extract(span) if e.kind == VALUE]
+    timed = [e for e in values if "143.7s" in e.text]
+    assert timed and "143.7" in timed[0].needles, values
+    assert any("└── quarry-macros v0.9.2" in e.text for e in values), values
+
+
+def test_one_line_under_two_keys_is_merged_into_one_entry() -> None:
+    line = "quarry-macros v0.9.2 (proc-macro) 143.7s 131.2s default,sqlx"
+    chosen = make_entry(VALUE, line, 1, figure="143.7")
+    read_back = make_entry(VALUE, line, 0)  # from an earlier summary: no figure to go by
+    assert chosen.key != read_back.key
+    assert [e.order for e in merge([read_back], [chosen])] == [1]
+    other = make_entry(VALUE, 'quarry-macros = { version = "0.9.2" }', 2)
+    assert len(merge([read_back], [chosen, other])) == 2
 
 
 def test_of_one_error_repeated_through_an_output_its_latest_instance_is_kept() -> None:
