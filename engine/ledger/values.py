@@ -16,6 +16,9 @@ _VALUE = re.compile(
     rf"|{HEX_ID}"  # commit ids, digests
     r"|\b(?=[0-9A-F]*\d)(?=[0-9A-F]*[A-F])[0-9A-F]{8,40}\b"  # ids, addresses, LSNs: 9B22D0C8
     r"|(?<![\w.])\d+(?:\.\d+)?\s?(?:ms|s|min|h|kB|KB|MB|GB|KiB|MiB|GiB|%|rps|req/s)(?![\w])"
+    # money: $4.2k, €1,870, $312; not a query's placeholder ($1, $12)
+    r"|[$€£](?:\d{1,3}(?:,\d{3})+|\d{3,}|\d+(?=\.\d|[kKMB]\b))(?:\.\d+)?[kKMB]?\b"
+    r"|(?<![\w.$€£])\d+(?:\.\d+)?(?:[kKMB]|x)(?![\w.]|\.\w)"  # 10k, 1.2M events; 3x, 2.5x
     r"|\b[A-Z][A-Z0-9]*-\d+\b|\b[A-Z]{2,}\d{2,}\b"  # tickets, codes: PAY-412, TS2322
     r"|(?<=port )\d{2,5}\b|(?<=[a-z]:)\d{2,5}\b"  # ports: port 6380, localhost:5432
 )
@@ -39,7 +42,8 @@ _MONTH = (
 _SAID = re.compile(
     r"(?<![\w.,])\d{1,3}(?:,\d{3})*(?:\.\d+)? [a-z]{2,}s\b"
     rf"|\b(?:{_MONTH}) \d{{1,2}}\b(?![:.,]\d)"
-    r"|(?<![\w:.])\d{1,2}(?::\d{2})? ?[ap]m\b"
+    r"|(?<![\w:.])\d{1,2}(?::\d{2})? ?(?:[ap]m\b|[ap]\.m\.)"
+    r"|(?<![\w.,])\d+(?:\.\d+)? percent\b"
 )
 # A bare number: its thousands grouped ("3,400" whole, not its "400"), of three digits or more,
 # or with a decimal point; a sentence's closing period ends it ("uses maxBatchSize: 250.").

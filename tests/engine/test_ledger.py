@@ -1093,3 +1093,28 @@ def test_a_figure_said_in_passing_ranks_with_the_values_outputs_show() -> None:
     passing = next(e for e in extract(span) if e.kind == VALUE and "573" in e.text)
     assert "41,300" not in passing.text
     assert passing.rank >= 56  # not below a long output's values, which fill the room first
+
+
+@pytest.mark.parametrize(
+    ("said", "value"),
+    [
+        ("The refunds cost us €1,870 so far.", "€1,870"),
+        ("The bill came to $4.2k last month.", "$4.2k"),
+        ("Each seat is $9.99.", "$9.99"),
+        ("We ingest 1.2M events a day.", "1.2M"),
+        ("It handles 10k requests.", "10k"),
+        ("The queue holds 3x the normal volume.", "3x"),
+        ("p95 went up 2.5x after the deploy.", "2.5x"),
+        ("It started at 2 a.m. on Sunday.", "2 a.m."),
+        ("That is 14 percent of checkout traffic.", "14 percent"),
+    ],
+)
+def test_money_scaled_counts_multiples_and_spelled_units_are_values(said: str, value: str) -> None:
+    assert value in values_in(said, spoken=True)
+
+
+@pytest.mark.parametrize(
+    "line", ["WHERE id = $1", "ANY($12)", "mov 0x1F, eax", "image 1920x1080", "sha 3e4x"]
+)
+def test_placeholders_hex_and_dimensions_are_no_money_or_multiple(line: str) -> None:
+    assert values_in(line, spoken=True) == []
