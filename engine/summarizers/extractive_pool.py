@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from engine.ledger.model import shape
+from engine.ledger.values import PATH as _PATH
 from engine.ledger.values import WITH_UNIT, standing_out
 from engine.messages import (
     Message,
@@ -81,12 +82,6 @@ class Candidate:
     identity: str = ""
 
 
-_PATH = re.compile(
-    r"(?<![\w/.@:-])(?:\.{0,2}/)?(?:[\w.@-]+/)+[\w.@-]*\w"
-    r"|(?<![\w/.-])[\w-]+\.(?:py|pyi|ts|tsx|js|jsx|mjs|md|rst|toml|json|ya?ml|sql|txt|cfg|ini|rs|go"
-    r"|java|kt|rb|php|c|h|cc|cpp|hpp|cs|sh|lock|conf|xml|html|css|scss|proto|tf|gradle)\b"
-    r"|\b(?:Dockerfile|Makefile|Procfile|Gemfile|Jenkinsfile)\b"
-)
 # Concrete terms: numbers and versions (with a unit), identifiers with an inner _ . : - or a case
 # change, quoted code, upper-case constants, hashes. What makes a line a fact rather than prose.
 _TERM = re.compile(
