@@ -35,6 +35,7 @@ from engine.ledger.quantities import Quantity, roughly_named, said_quantities
 from engine.ledger.render import split
 from engine.ledger.values import (
     CROWD,
+    PATH,
     lone_settings,
     named_lines,
     named_terms,
@@ -73,6 +74,7 @@ _VALUES_PER_TEXT = 3
 # Facts kept on the tuning sets were the same at 56 and at 68 (the most a value ranks).
 _PASSING_PER_TEXT = 3
 _PASSING_RANK = 56
+_NAMED_PATH_RANK = 50
 # An output's first few distinct error lines rank as errors; the next (a compiler's eighth
 # complaint) rank below a failed command, kept while room lasts; the rest of a long log's
 # distinct lines (the twentieth relation a lock timed out on) rank below the values, filling
@@ -185,7 +187,16 @@ def _text_values(text: str, position: int) -> tuple[list[Entry], list[Entry]]:
     passing: list[Entry] = []  # figures a sentence's window left out, each in its own clause
     for sentence in sentences(text):
         found = values_in(sentence, spoken=True)
-        if sentence.endswith("?") or not found:
+        if sentence.endswith("?"):
+            continue
+        if not found:
+            # A file the work names ("Remaining: a regression note in CHANGELOG.md"): what a
+            # lossy summary of the plan drops first, and no call may have touched it yet.
+            path = PATH.search(sentence)
+            if path is not None:
+                shown = window(sentence, path.group(0), _VALUE_LIMIT)
+                entry = make_entry(VALUE, shown, position, figure=path.group(0))
+                entries.append(msgspec.structs.replace(entry, rank=_NAMED_PATH_RANK))
             continue
         shown = window(sentence, found[0], _VALUE_LIMIT)
         entries.append(make_entry(VALUE, shown, position))

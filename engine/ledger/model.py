@@ -94,11 +94,13 @@ def make_entry(kind: str, text: str, order: int, *, figure: str | None = None) -
         return Entry(kind, text, f"error:{shape(text)}", (text.rstrip("…"),), 95, order)
     needles, rank = value_needles(text)
     if figure is not None and figure in text and figure not in needles:
-        needles = (*needles, figure)
+        # (a line with no value of its own, a sentence naming a file, goes by the figure alone)
+        needles = (*needles, figure) if rank > _NO_VALUE_RANK else (figure,)
     # One entry per value: the line that states it last (a reply's conclusion after the output).
     return Entry(kind, text, "value:" + "|".join(needles).lower(), needles, rank, order)
 
 
+_NO_VALUE_RANK = 30  # a line with no value found in it: the line is its own needle
 _VERSION = re.compile(r"\d+\.\d+\.\d+")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _HEX = re.compile(r"(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}")
@@ -126,7 +128,7 @@ def value_needles(line: str) -> tuple[tuple[str, ...], int]:
     # A conversation's line may state its value only as people say it ("took 22 minutes").
     found = values_in(line) or values_in(line, spoken=True)
     if not found:
-        return (line.rstrip("…"),), 30
+        return (line.rstrip("…"),), _NO_VALUE_RANK
     best = max(found, key=lambda v: (value_rank(v, line), -found.index(v)))
     name = setting_name(line)
     needles = (name, best) if name and len(best) < 4 else (best,)

@@ -1148,3 +1148,18 @@ def test_the_ledger_is_the_same_whatever_the_hash_seed() -> None:
         )  # fmt: skip
         outputs.add(done.stdout)
     assert len(outputs) == 1 and len(next(iter(outputs)).splitlines()) > 200
+
+
+def test_a_file_the_conversation_names_is_an_entry_that_goes_by_its_path() -> None:
+    span = session(
+        ("Fixed the cut. Remaining: add a regression note to CHANGELOG.md.", []),
+        ("Should docs/setup.md say so too?", []),  # a question states nothing
+    )
+    values = [e for e in extract(span) if e.kind == VALUE]
+    named = [e for e in values if "CHANGELOG.md" in e.text]
+    assert [e.needles for e in named] == [("CHANGELOG.md",)], values
+    assert not any("docs/setup.md" in e.text for e in values), values
+    # A prose that drops the plan gets the file back; one that names the file does not.
+    assert "CHANGELOG.md" in apply_ledger("Goal: fix the cut.", span, None, 2_000, count).text
+    stated = apply_ledger("Open: a note in CHANGELOG.md.", span, None, 2_000, count)
+    assert stated.text.count("CHANGELOG.md") == 1
