@@ -35,6 +35,7 @@ from engine.ledger.quantities import Quantity, roughly_named, said_quantities
 from engine.ledger.render import split
 from engine.ledger.values import (
     CROWD,
+    LEAST_PATH,
     PATH,
     lone_settings,
     named_lines,
@@ -192,10 +193,10 @@ def _text_values(text: str, position: int) -> tuple[list[Entry], list[Entry]]:
         if not found:
             # A file the work names ("Remaining: a regression note in CHANGELOG.md"): what a
             # lossy summary of the plan drops first, and no call may have touched it yet.
-            path = PATH.search(sentence)
+            path = _named_file(sentence)
             if path is not None:
-                shown = window(sentence, path.group(0), _VALUE_LIMIT)
-                entry = make_entry(VALUE, shown, position, figure=path.group(0))
+                shown = window(sentence, path, _VALUE_LIMIT)
+                entry = make_entry(VALUE, shown, position, figure=path)
                 entries.append(msgspec.structs.replace(entry, rank=_NAMED_PATH_RANK))
             continue
         shown = window(sentence, found[0], _VALUE_LIMIT)
@@ -211,6 +212,16 @@ def _text_values(text: str, position: int) -> tuple[list[Entry], list[Entry]]:
     passing = [msgspec.structs.replace(e, rank=max(e.rank, _PASSING_RANK)) for e in passing]
     ranked_passing = sorted(passing, key=lambda e: -e.rank)[:_PASSING_PER_TEXT]
     return [e for e in entries if e in ranked], [e for e in passing if e in ranked_passing]
+
+
+def _named_file(sentence: str) -> str | None:
+    """The first file a sentence names; a pair as short as "and/or" or "TCP/IP" is words (a
+    longer one may name a thing: text/markdown, Europe/Berlin)."""
+    for match in PATH.finditer(sentence):
+        path = match.group(0)
+        if "/" not in path or len(path) >= LEAST_PATH:
+            return path
+    return None
 
 
 def _call(

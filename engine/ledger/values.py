@@ -282,7 +282,7 @@ _TERM = re.compile(
 )
 # Shorter than this, a term is a word or a fraction, not a name: "I/O", "and/or", "3/4", "1.0".
 _LEAST_TERM = 4
-_LEAST_PATH = 7
+LEAST_PATH = 7
 _DIGIT_RUN = re.compile(r"\d{4,}")
 _TERM_TEXT_LIMIT = 4_000
 # A term in more of an output's lines than this names none of them (a year in every timestamp).
@@ -296,7 +296,7 @@ def _terms(text: str) -> list[str]:
     found = [
         term
         for term in _TERM.findall(text)
-        if len(term) >= (_LEAST_PATH if "/" in term else _LEAST_TERM)
+        if len(term) >= (LEAST_PATH if "/" in term else _LEAST_TERM)
     ]
     return list(dict.fromkeys([*found, *_DIGIT_RUN.findall(text)]))
 
