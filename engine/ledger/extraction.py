@@ -35,9 +35,8 @@ from engine.ledger.quantities import Quantity, roughly_named, said_quantities
 from engine.ledger.render import split
 from engine.ledger.values import (
     CROWD,
-    LEAST_PATH,
-    PATH,
     lone_settings,
+    named_file,
     named_lines,
     named_terms,
     outlying,
@@ -75,7 +74,7 @@ _VALUES_PER_TEXT = 3
 # Facts kept on the tuning sets were the same at 56 and at 68 (the most a value ranks).
 _PASSING_PER_TEXT = 3
 _PASSING_RANK = 56
-_NAMED_PATH_RANK = 50
+_FILES_PER_TEXT = 3
 # An output's first few distinct error lines rank as errors; the next (a compiler's eighth
 # complaint) rank below a failed command, kept while room lasts; the rest of a long log's
 # distinct lines (the twentieth relation a lock timed out on) rank below the values, filling
@@ -185,6 +184,7 @@ def _text_values(text: str, position: int) -> tuple[list[Entry], list[Entry]]:
     """A text's values: its sentences' most specific (one each), and the figures a sentence
     gives in passing beside its first."""
     entries: list[Entry] = []
+    files: list[Entry] = []  # sentences naming a file and no value
     passing: list[Entry] = []  # figures a sentence's window left out, each in its own clause
     for sentence in sentences(text):
         found = values_in(sentence, spoken=True)
@@ -192,12 +192,11 @@ def _text_values(text: str, position: int) -> tuple[list[Entry], list[Entry]]:
             continue
         if not found:
             # A file the work names ("Remaining: a regression note in CHANGELOG.md"): what a
-            # lossy summary of the plan drops first, and no call may have touched it yet.
-            path = _named_file(sentence)
+            # lossy summary of the plan drops first, and no call may have touched it yet. Its
+            # own quota: a plan naming three files leaves a text's figures their room.
+            path = named_file(sentence)
             if path is not None:
-                shown = window(sentence, path, _VALUE_LIMIT)
-                entry = make_entry(VALUE, shown, position, figure=path)
-                entries.append(msgspec.structs.replace(entry, rank=_NAMED_PATH_RANK))
+                files.append(make_entry(VALUE, window(sentence, path, _VALUE_LIMIT), position))
             continue
         shown = window(sentence, found[0], _VALUE_LIMIT)
         entries.append(make_entry(VALUE, shown, position))
@@ -211,17 +210,8 @@ def _text_values(text: str, position: int) -> tuple[list[Entry], list[Entry]]:
     ranked = sorted(entries, key=lambda e: -e.rank)[:_VALUES_PER_TEXT]
     passing = [msgspec.structs.replace(e, rank=max(e.rank, _PASSING_RANK)) for e in passing]
     ranked_passing = sorted(passing, key=lambda e: -e.rank)[:_PASSING_PER_TEXT]
-    return [e for e in entries if e in ranked], [e for e in passing if e in ranked_passing]
-
-
-def _named_file(sentence: str) -> str | None:
-    """The first file a sentence names; a pair as short as "and/or" or "TCP/IP" is words (a
-    longer one may name a thing: text/markdown, Europe/Berlin)."""
-    for match in PATH.finditer(sentence):
-        path = match.group(0)
-        if "/" not in path or len(path) >= LEAST_PATH:
-            return path
-    return None
+    stated = [e for e in entries if e in ranked] + files[:_FILES_PER_TEXT]
+    return stated, [e for e in passing if e in ranked_passing]
 
 
 def _call(

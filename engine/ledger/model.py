@@ -10,7 +10,7 @@ import re
 import msgspec
 
 from engine.events import redact
-from engine.ledger.values import setting_name, values_in
+from engine.ledger.values import named_file, setting_name, values_in
 
 READ = "read"
 WROTE = "wrote"
@@ -35,6 +35,10 @@ TOP_VALUE_RANK = 68
 # A value's more specific line kept beside its later restatement (merge): below an output's
 # last error lines, it fills only the room they leave.
 RESTATED_RANK = 39
+# A file the conversation names and no value beside it ("Remaining: a note in CHANGELOG.md"):
+# below a setting or a version an output shows, above most figures said in passing (40, 50 and
+# 60 kept the same facts on the tuning sets).
+NAMED_FILE_RANK = 50
 
 
 class Entry(msgspec.Struct, frozen=True):
@@ -74,10 +78,11 @@ def command_of(text: str) -> str:
 
 def make_entry(kind: str, text: str, order: int, *, figure: str | None = None) -> Entry:
     """The one place an entry's identity, needles and rank are decided, so an entry parsed back
-    from an earlier summary is the very entry extracted from the span. `figure`: of a value
-    line chosen for one figure in it (the one the conversation names, or the one far ahead of
-    its column), that figure is its identity, not the line's most specific value: a crate's
-    143.7 s compile is not the same fact as a later line naming the crate's version."""
+    from an earlier summary is the entry extracted from the span. `figure`: of a value line
+    chosen for one figure in it (the one the conversation names, or the one far ahead of its
+    column), that figure is part of its identity beside the line's most specific value: a
+    crate's 143.7 s compile is not the same fact as a later line naming the crate's version.
+    Read back, the line goes by its most specific value alone (merge keeps both lines)."""
     # A key or token pasted in the span stays out of the summary (§6), as from the prose.
     text = redact(squash(text))
     if kind in FILE_KINDS:
@@ -94,13 +99,11 @@ def make_entry(kind: str, text: str, order: int, *, figure: str | None = None) -
         return Entry(kind, text, f"error:{shape(text)}", (text.rstrip("…"),), 95, order)
     needles, rank = value_needles(text)
     if figure is not None and figure in text and figure not in needles:
-        # (a line with no value of its own, a sentence naming a file, goes by the figure alone)
-        needles = (*needles, figure) if rank > _NO_VALUE_RANK else (figure,)
+        needles = (*needles, figure)
     # One entry per value: the line that states it last (a reply's conclusion after the output).
     return Entry(kind, text, "value:" + "|".join(needles).lower(), needles, rank, order)
 
 
-_NO_VALUE_RANK = 30  # a line with no value found in it: the line is its own needle
 _VERSION = re.compile(r"\d+\.\d+\.\d+")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _HEX = re.compile(r"(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}")
@@ -128,7 +131,10 @@ def value_needles(line: str) -> tuple[tuple[str, ...], int]:
     # A conversation's line may state its value only as people say it ("took 22 minutes").
     found = values_in(line) or values_in(line, spoken=True)
     if not found:
-        return (line.rstrip("…"),), _NO_VALUE_RANK
+        # A sentence naming a file and no value ("Remaining: a note in CHANGELOG.md") goes by
+        # the file; any other line with nothing concrete in it is its own needle.
+        path = named_file(line)
+        return ((path,), NAMED_FILE_RANK) if path else ((line.rstrip("…"),), 30)
     best = max(found, key=lambda v: (value_rank(v, line), -found.index(v)))
     name = setting_name(line)
     needles = (name, best) if name and len(best) < 4 else (best,)

@@ -18,7 +18,7 @@ _VALUE = re.compile(
     r"|(?<![\w.])\d+(?:\.\d+)?\s?(?:ms|s|min|h|kB|KB|MB|GB|KiB|MiB|GiB|%|rps|req/s)(?![\w])"
     # money: $4.2k, €1,870, $312; not a query's placeholder ($1, $12)
     r"|[$€£](?:\d{1,3}(?:,\d{3})+|\d{3,}|\d+(?=\.\d|[kKMB]\b))(?:\.\d+)?[kKMB]?\b"
-    r"|(?<![\w.$€£])\d+(?:\.\d+)?(?:[kKMB]|x)(?![\w.]|\.\w)"  # 10k, 1.2M events; 3x, 2.5x
+    r"|(?<![\w.$€£])\d+(?:\.\d+)?(?:[kKMB]|x)(?!\w|\.\w)"  # 10k, 1.2M events; 3x, 2.5x
     r"|\b[A-Z][A-Z0-9]*-\d+\b|\b[A-Z]{2,}\d{2,}\b"  # tickets, codes: PAY-412, TS2322
     r"|(?<=port )\d{2,5}\b|(?<=[a-z]:)\d{2,5}\b"  # ports: port 6380, localhost:5432
 )
@@ -124,10 +124,18 @@ def value_shape(line: str) -> str:
 _ROW_FIELDS = 4
 
 
+# A row's first fields tell its table (a wide row's tail is free text, and reading it costs).
+_ROW_KEY_FIELDS = 12
+_LETTER = re.compile(r"[^\W\d_]")
+_DIGIT = re.compile(r"\d")
+
+
 def _field_class(field: str) -> str:
-    letters = any(c.isalpha() for c in field)
-    digits = any(c.isdigit() for c in field)
-    return "x" if letters and digits else "a" if letters else "0"
+    """Words "a", ids mixing letters and digits "x", anything else (figures, and punctuation
+    such as a table's | or a tree's └──) "0"."""
+    if _LETTER.search(field) is None:
+        return "0"
+    return "x" if _DIGIT.search(field) else "a"
 
 
 def table_rows(lines: list[str]) -> set[str]:
@@ -140,8 +148,8 @@ def table_rows(lines: list[str]) -> set[str]:
     keys: dict[str, tuple[str, ...] | None] = {}
     counts: dict[tuple[str, ...], int] = {}
     for line in lines[:_OUTLYING_SCAN]:
-        fields = line[:LINE_LIMIT].split()
-        key = tuple(_field_class(f) for f in fields) if len(fields) >= _ROW_FIELDS else None
+        fields = line[:LINE_LIMIT].split(maxsplit=_ROW_KEY_FIELDS)[:_ROW_KEY_FIELDS]
+        key = tuple(map(_field_class, fields)) if len(fields) >= _ROW_FIELDS else None
         keys[line] = key
         if key is not None:
             counts[key] = counts.get(key, 0) + 1
@@ -290,8 +298,8 @@ _NAMED_AT_MOST = 2
 
 
 def _terms(text: str) -> list[str]:
-    """The text's terms in the order it says them (a line naming two terms is read around the
-    first, whatever the process's hash seed)."""
+    """The text's terms in the order it says them, then its runs of four digits or more (an
+    order, not a set: which term a line is read around must not follow the hash seed)."""
     text = text[:_TERM_TEXT_LIMIT]
     found = [
         term
@@ -333,3 +341,13 @@ def named_lines(lines: list[str], named: frozenset[str]) -> dict[str, str]:
 
 def _has_digit(term: str) -> bool:
     return any(ch.isdigit() for ch in term)
+
+
+def named_file(text: str) -> str | None:
+    """The first file a text names; a pair as short as "and/or" or "TCP/IP" is words (a longer
+    one may name a thing: text/markdown, Europe/Berlin)."""
+    for match in PATH.finditer(text):
+        path = match.group(0)
+        if "/" not in path or len(path) >= LEAST_PATH:
+            return path
+    return None

@@ -10,6 +10,7 @@ import sys
 from hashlib import sha1
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from engine.ledger import HEADING, Ledger, apply_ledger, extract, ledger_reserve, render, split
@@ -17,6 +18,7 @@ from engine.ledger.merge import merge
 from engine.ledger.model import (
     EDITED,
     ERROR,
+    NAMED_FILE_RANK,
     RAN,
     READ,
     RESTATED_RANK,
@@ -448,9 +450,39 @@ def test_one_line_under_two_keys_is_merged_into_one_entry() -> None:
     chosen = make_entry(VALUE, line, 1, figure="143.7")
     read_back = make_entry(VALUE, line, 0)  # from an earlier summary: no figure to go by
     assert chosen.key != read_back.key
-    assert [e.order for e in merge([read_back], [chosen])] == [1]
-    other = make_entry(VALUE, 'quarry-macros = { version = "0.9.2" }', 2)
-    assert len(merge([read_back], [chosen, other])) == 2
+    merged = merge([msgspec.structs.replace(read_back, rank=68)], [chosen])
+    assert [(e.order, e.rank) for e in merged] == [(1, 68)]  # the later, the higher rank
+    # A lower line of the read-back key first moves it aside (restated); the chosen entry of
+    # the same text then replaces that, and the line is said once.
+    tree = make_entry(VALUE, "└── quarry-macros v0.9.2 (proc-macro)", 2)
+    assert tree.key == read_back.key and tree.rank <= read_back.rank
+    merged = merge([read_back], [tree, msgspec.structs.replace(chosen, order=3)])
+    assert sorted(e.text for e in merged) == sorted([line, tree.text]), merged
+
+
+def test_a_recompaction_keeps_an_earlier_line_a_later_one_shares_its_value_with() -> None:
+    crates = [
+        f"crate-{chr(97 + i) * 2} v1.{i}.0 (lib) {50 + i}.{i}s {9 + i}.0s std" for i in range(20)
+    ]
+    crates[7] = "quarry-macros v0.9.2 (proc-macro) 143.7s 131.2s default,sqlx"
+    first = session(
+        ("Timings.", [("Bash", {"command": "cargo build --timings"}, "\n".join(crates), False)]),
+        ("quarry-macros is the 143.7 s crate. Remaining: add a note to CHANGELOG.md.", []),
+    )
+    earlier = apply_ledger("Goal: a faster build.", first, None, 2_000, count)
+    assert "143.7s 131.2s" in earlier.text and "CHANGELOG.md" in earlier.text
+    summary = Message(
+        "s1", Role.USER, (TextContentBlock(summary_text("local:extractive", 0, earlier.text)),)
+    )
+    tree = "quarry-cli v0.14.0\n└── quarry-macros v0.9.2 (proc-macro) (/src/crates/quarry-macros)"
+    later = session(("Tree.", [("Bash", {"command": "cargo tree -i quarry-macros"}, tree, False)]))
+    span = (summary, Message("f", Role.ASSISTANT, (TextContentBlock("ok"),)), *later[1:])
+    values = [e for e in extract(span) if e.kind == VALUE]
+    assert any("143.7s 131.2s" in e.text for e in values), values
+    assert any("└── quarry-macros" in e.text for e in values), values
+    # The file read back goes by its path, at its rank, as when it was extracted.
+    named = [e for e in values if "CHANGELOG.md" in e.text]
+    assert [(e.needles, e.rank) for e in named] == [(("CHANGELOG.md",), NAMED_FILE_RANK)]
 
 
 def test_of_one_error_repeated_through_an_output_its_latest_instance_is_kept() -> None:
@@ -1111,6 +1143,8 @@ def test_a_figure_said_in_passing_ranks_with_the_values_outputs_show() -> None:
         ("p95 went up 2.5x after the deploy.", "2.5x"),
         ("It started at 2 a.m. on Sunday.", "2 a.m."),
         ("That is 14 percent of checkout traffic.", "14 percent"),
+        ("Throughput rose 3x.", "3x"),
+        ("It handled 10k.", "10k"),
     ],
 )
 def test_money_scaled_counts_multiples_and_spelled_units_are_values(said: str, value: str) -> None:
@@ -1164,3 +1198,11 @@ def test_a_file_the_conversation_names_is_an_entry_that_goes_by_its_path() -> No
     assert "CHANGELOG.md" in apply_ledger("Goal: fix the cut.", span, None, 2_000, count).text
     stated = apply_ledger("Open: a note in CHANGELOG.md.", span, None, 2_000, count)
     assert stated.text.count("CHANGELOG.md") == 1
+    # A plan naming three files leaves the text's figures their room.
+    plan = (
+        "The cold build takes 22 minutes on CI. Next I will update engine/cache.py. Then "
+        "tests/test_cache.py gets a case. Finally docs/cache.md needs a note."
+    )
+    texts = [e.text for e in extract(session((plan, []))) if e.kind == VALUE]
+    assert any("22 minutes" in t for t in texts), texts
+    assert sum(".py" in t or ".md" in t for t in texts) == 3, texts
