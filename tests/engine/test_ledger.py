@@ -715,10 +715,10 @@ def test_further_instances_of_one_error_template_in_an_output_rank_below_a_comma
     assert errors[log[5]] > 70  # another kind of error is not a repeat
 
 
-def test_a_long_logs_every_distinct_error_line_is_kept_when_room_allows_below_the_values() -> None:
-    # A log of 30 distinct lock errors (one per relation) and a setting: with the room a short
-    # prose leaves, every line is in the section; with less, the setting goes before the lines
-    # past the output's tenth.
+def test_a_long_logs_distinct_error_lines_are_kept_when_room_allows_after_the_settings() -> None:
+    # A log of 30 distinct lock errors (one per relation), a setting and a bare timing: with the
+    # room a short prose leaves, every line is in the section; with less, the setting goes
+    # before the lines past the output's tenth, and they rank above the bare timing.
     names = [f"table_{chr(97 + i % 26)}{chr(97 + i // 26)}" for i in range(30)]
     log = [f'ERROR: could not obtain lock on relation "{n}"' for n in names]
     conf = "lock_timeout = 4500ms"
@@ -728,13 +728,16 @@ def test_a_long_logs_every_distinct_error_line_is_kept_when_room_allows_below_th
             [
                 ("Bash", {"command": "tail -n 400 pg.log"}, "\n".join(log), False),
                 ("Read", {"file_path": "/etc/pg/conf.d/locks.conf"}, conf, False),
+                ("Read", {"file_path": "/data/p95.txt"}, "412ms", False),
             ],
         )
     )
-    errors = by_kind(extract(span), ERROR)
-    assert set(errors) == set(log)
+    entries = extract(span)
+    assert set(by_kind(entries, ERROR)) == set(log)
+    timing = next(e for e in entries if e.text == "412ms")
+    assert min(e.rank for e in entries if e.kind == ERROR) > timing.rank
     roomy = apply_ledger("We read the log.", span, None, 2_000, count)
-    assert all(line in roomy.text for line in log), roomy.text
+    assert all(line in roomy.text for line in log) and "412ms" in roomy.text, roomy.text
     # Room for about half of them: the setting is in, the lines past an output's tenth are not.
     tight = apply_ledger("We read the log.", span, None, 320, count)
     assert "4500ms" in tight.text, tight.text
