@@ -122,8 +122,6 @@ def value_shape(line: str) -> str:
 # A table's row: this many whitespace-separated fields or more (a log line's message has its own
 # count of words; a "key: value" line is no row).
 _ROW_FIELDS = 4
-
-
 # A row's first fields tell its table (a wide row's tail is free text, and reading it costs).
 _ROW_KEY_FIELDS = 12
 _LETTER = re.compile(r"[^\W\d_]")
@@ -334,13 +332,9 @@ def named_lines(lines: list[str], named: frozenset[str]) -> dict[str, str]:
             for line in where:
                 # Of two terms a line names, a figure or an id says which fact it is: the
                 # crate's 143.7 s compile, not its name, which the crate's other lines share.
-                if line not in out or (_has_digit(term) and not _has_digit(out[line])):
+                if line not in out or (_DIGIT.search(term) and not _DIGIT.search(out[line])):
                     out[line] = term
     return out
-
-
-def _has_digit(term: str) -> bool:
-    return any(ch.isdigit() for ch in term)
 
 
 def named_file(text: str) -> str | None:

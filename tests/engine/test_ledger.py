@@ -425,19 +425,26 @@ def test_a_tables_rows_are_a_crowd_though_their_ids_shape_each_row_apart() -> No
     assert table_rows(["a: 1", "b: 2"] * 8) == set()  # "key: value" lines are no table
 
 
+# A cargo build's timings with one crate far ahead, and a tree naming that crate's version.
+_TIMED_CRATE = "quarry-macros v0.9.2 (proc-macro) 143.7s 131.2s default,sqlx"
+_TIMINGS = "\n".join(
+    _TIMED_CRATE
+    if i == 7
+    else f"crate-{chr(97 + i) * 2} v1.{i}.0 (lib) {50 + i}.{i}s {9 + i}.0s std"
+    for i in range(20)
+)
+_TIMINGS_CALL = ("Bash", {"command": "cargo build --timings"}, _TIMINGS, False)
+_TREE = "quarry-cli v0.14.0\n└── quarry-macros v0.9.2 (proc-macro) (/src/crates/quarry-macros)"
+_TREE_CALL = ("Bash", {"command": "cargo tree -i quarry-macros"}, _TREE, False)
+
+
 def test_a_line_named_for_a_figure_is_its_own_entry_beside_a_later_line_of_its_version() -> None:
     # The compile time the reply names and a later tree line naming the crate's version share
     # the crate's version; the line chosen for its figure stays, with the figure as a needle.
-    crates = [
-        f"crate-{chr(97 + i)}{chr(97 + i)} v1.{i}.0 (lib) {50 + i}.{i}s {9 + i}.0s std"
-        for i in range(20)
-    ]
-    crates[7] = "quarry-macros v0.9.2 (proc-macro) 143.7s 131.2s default,sqlx"
-    tree = "quarry-cli v0.14.0\n└── quarry-macros v0.9.2 (proc-macro) (/src/crates/quarry-macros)"
     span = session(
-        ("Timings.", [("Bash", {"command": "cargo build --timings"}, "\n".join(crates), False)]),
+        ("Timings.", [_TIMINGS_CALL]),
         ("quarry-macros is the 143.7 s crate at the top. Its users:", []),
-        ("Tree.", [("Bash", {"command": "cargo tree -i quarry-macros"}, tree, False)]),
+        ("Tree.", [_TREE_CALL]),
     )
     values = [e for e in extract(span) if e.kind == VALUE]
     timed = [e for e in values if "143.7s" in e.text]
@@ -446,7 +453,7 @@ def test_a_line_named_for_a_figure_is_its_own_entry_beside_a_later_line_of_its_v
 
 
 def test_one_line_under_two_keys_is_merged_into_one_entry() -> None:
-    line = "quarry-macros v0.9.2 (proc-macro) 143.7s 131.2s default,sqlx"
+    line = _TIMED_CRATE
     chosen = make_entry(VALUE, line, 1, figure="143.7")
     read_back = make_entry(VALUE, line, 0)  # from an earlier summary: no figure to go by
     assert chosen.key != read_back.key
@@ -461,12 +468,8 @@ def test_one_line_under_two_keys_is_merged_into_one_entry() -> None:
 
 
 def test_a_recompaction_keeps_an_earlier_line_a_later_one_shares_its_value_with() -> None:
-    crates = [
-        f"crate-{chr(97 + i) * 2} v1.{i}.0 (lib) {50 + i}.{i}s {9 + i}.0s std" for i in range(20)
-    ]
-    crates[7] = "quarry-macros v0.9.2 (proc-macro) 143.7s 131.2s default,sqlx"
     first = session(
-        ("Timings.", [("Bash", {"command": "cargo build --timings"}, "\n".join(crates), False)]),
+        ("Timings.", [_TIMINGS_CALL]),
         ("quarry-macros is the 143.7 s crate. Remaining: add a note to CHANGELOG.md.", []),
     )
     earlier = apply_ledger("Goal: a faster build.", first, None, 2_000, count)
@@ -474,8 +477,7 @@ def test_a_recompaction_keeps_an_earlier_line_a_later_one_shares_its_value_with(
     summary = Message(
         "s1", Role.USER, (TextContentBlock(summary_text("local:extractive", 0, earlier.text)),)
     )
-    tree = "quarry-cli v0.14.0\n└── quarry-macros v0.9.2 (proc-macro) (/src/crates/quarry-macros)"
-    later = session(("Tree.", [("Bash", {"command": "cargo tree -i quarry-macros"}, tree, False)]))
+    later = session(("Tree.", [_TREE_CALL]))
     span = (summary, Message("f", Role.ASSISTANT, (TextContentBlock("ok"),)), *later[1:])
     values = [e for e in extract(span) if e.kind == VALUE]
     assert any("143.7s 131.2s" in e.text for e in values), values
