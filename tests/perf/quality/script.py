@@ -201,6 +201,11 @@ def edited(path: str, snippet: str, start: int) -> str:
     )
 
 
+def written(path: str) -> str:
+    """Claude Code's answer to a Write."""
+    return f"File created successfully at: {path}"
+
+
 def codex_json(output: str, code: int = 0, seconds: float = 1.4) -> str:
     """A Codex shell call's output in its JSON envelope."""
     return json.dumps(

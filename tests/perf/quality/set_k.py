@@ -34,6 +34,7 @@ from tests.perf.quality.script import (
     edited,
     numbered,
     short_hash,
+    written,
 )
 
 # -- shared shapes -----------------------------------------------------------------------------
@@ -75,10 +76,6 @@ def _tests(
             )
     lines.append(summary)
     return "\n".join(lines)
-
-
-def _written(path: str) -> str:
-    return f"File created successfully at: {path}"
 
 
 # -- k1: a GraphQL N+1 regression in a Node API ------------------------------------------------
@@ -513,7 +510,7 @@ K1 = Session(
                     "file_path": f"{_GQL}/src/graphql/loaders/inventoryLoader.ts",
                     "content": "import DataLoader from 'dataloader';\nimport { sql } from '../db';\nimport type { Inventory } from '../resolvers/inventory';\n\nexport function inventoryLoader(): DataLoader<number, Inventory> {\n  return new DataLoader(\n    async (ids) => {\n      const rows = await sql<Inventory>(\n        'SELECT sku_id AS \"skuId\", available, reserved, warehouse FROM inventory_levels WHERE sku_id = ANY($1)',\n        [ids],\n      );\n      const byId = new Map(rows.map((r) => [r.skuId, r]));\n      return ids.map((id) => byId.get(id) ?? { skuId: id, available: 0, reserved: 0, warehouse: 'none' });\n    },\n    { maxBatchSize: 500 },\n  );\n}\n",
                 },
-                _written(f"{_GQL}/src/graphql/loaders/inventoryLoader.ts"),
+                written(f"{_GQL}/src/graphql/loaders/inventoryLoader.ts"),
             ),
             Call(
                 "MultiEdit",
@@ -1496,7 +1493,7 @@ K3 = Session(
                     "file_path": f"{_ORD}/src/main/java/com/acme/orders/export/StreamingCsvWriter.java",
                     "content": "package com.acme.orders.export;\n\nimport java.io.BufferedWriter;\nimport java.io.IOException;\nimport java.io.OutputStream;\nimport java.io.OutputStreamWriter;\nimport java.nio.charset.StandardCharsets;\n\n/** Writes orders as CSV to a stream in 64 KB chunks; nothing is buffered whole. */\npublic final class StreamingCsvWriter implements AutoCloseable {\n    private final BufferedWriter out;\n\n    public StreamingCsvWriter(OutputStream target) {\n        this.out = new BufferedWriter(new OutputStreamWriter(target, StandardCharsets.UTF_8), 64 * 1024);\n    }\n\n    public void header() throws IOException {\n        out.write(OrderRow.CSV_HEADER);\n    }\n\n    public void row(OrderRow row) throws IOException {\n        out.write(row.toCsvLine());\n    }\n\n    @Override\n    public void close() throws IOException {\n        out.close();\n    }\n}\n",
                 },
-                _written(f"{_ORD}/src/main/java/com/acme/orders/export/StreamingCsvWriter.java"),
+                written(f"{_ORD}/src/main/java/com/acme/orders/export/StreamingCsvWriter.java"),
             ),
             Call(
                 "Edit",
@@ -2467,7 +2464,7 @@ K5 = Session(
             Call(
                 "Write",
                 {"file_path": f"{_DNS}/k8s/addons/node-local-dns.yaml", "content": _NODELOCAL},
-                _written(f"{_DNS}/k8s/addons/node-local-dns.yaml"),
+                written(f"{_DNS}/k8s/addons/node-local-dns.yaml"),
             ),
             Call(
                 "Write",
@@ -2475,7 +2472,7 @@ K5 = Session(
                     "file_path": f"{_DNS}/apps/payments-gateway/overlays/prod/dns-patch.yaml",
                     "content": 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: payments-gateway\nspec:\n  template:\n    spec:\n      dnsConfig:\n        options:\n          - name: ndots\n            value: "2"  # ndots:2: api.stripe.com is tried as an absolute name first\n',
                 },
-                _written(f"{_DNS}/apps/payments-gateway/overlays/prod/dns-patch.yaml"),
+                written(f"{_DNS}/apps/payments-gateway/overlays/prod/dns-patch.yaml"),
             ),
         ),
         U(

@@ -35,6 +35,7 @@ from tests.perf.quality.script import (
     edited,
     numbered,
     short_hash,
+    written,
 )
 
 # -- shared shapes -----------------------------------------------------------------------------
@@ -76,10 +77,6 @@ def _vitest(seed: int, count: int, files: list[str], words: list[str], summary: 
         lines.append(f"   ✓ {' '.join(rng.choice(words) for _ in range(4))} {rng.randint(1, 60)}ms")
     lines.append(summary)
     return "\n".join(lines)
-
-
-def _written(path: str) -> str:
-    return f"File created successfully at: {path}"
 
 
 # -- l1: a flaky Playwright end-to-end suite -------------------------------------------------
@@ -492,7 +489,7 @@ L1 = Session(
                     "file_path": f"{_WEB}/tests/e2e/fixtures/clinician.ts",
                     "content": "import type { APIRequestContext, WorkerInfo } from '@playwright/test';\n\n// one clinician per worker: parallel workers must never share a calendar\nexport async function createWorkerClinician(request: APIRequestContext, workerInfo: WorkerInfo) {\n  const slug = `dr-e2e-w${workerInfo.workerIndex}-${Date.now().toString(36)}`;\n  const res = await request.post('/api/test-support/clinicians', { data: { slug, locationId: 'lis-01', slotMinutes: 30 } });\n  if (!res.ok()) throw new Error(`could not create ${slug}: ${res.status()}`);\n  return { slug, cleanup: () => request.delete(`/api/test-support/clinicians/${slug}`) };\n}\n",
                 },
-                _written(f"{_WEB}/tests/e2e/fixtures/clinician.ts"),
+                written(f"{_WEB}/tests/e2e/fixtures/clinician.ts"),
             ),
             Call(
                 "Edit",
@@ -1357,7 +1354,7 @@ L3 = Session(
                     "file_path": f"{_RT}/packages/realtime/src/backoff.ts",
                     "content": "// full jitter: a uniform delay in [0, cap] spreads a herd of clients evenly\nexport function backoffDelay(attempt: number, baseDelay = 500, maxDelay = 30_000, random = Math.random): number {\n  const cap = Math.min(maxDelay, baseDelay * 2 ** attempt);\n  return Math.floor(random() * cap);\n}\n",
                 },
-                _written(f"{_RT}/packages/realtime/src/backoff.ts"),
+                written(f"{_RT}/packages/realtime/src/backoff.ts"),
             ),
             Call(
                 "Edit",
@@ -2120,7 +2117,7 @@ L5 = Session(
                     "file_path": f"{_MAIL}/dns/zones/news.brightnest.co.yaml",
                     "content": "# marketing mail: its own SPF so the root stays under 10 lookups\n---\n'':\n  - type: TXT\n    value: v=spf1 include:mktg.sendvia.net include:servers.mcsv.net -all\n_dmarc:\n  type: TXT\n  value: v=DMARC1\\; p=none\\; rua=mailto:dmarc@brightnest.co\n",
                 },
-                _written(f"{_MAIL}/dns/zones/news.brightnest.co.yaml"),
+                written(f"{_MAIL}/dns/zones/news.brightnest.co.yaml"),
             ),
         ),
         A(

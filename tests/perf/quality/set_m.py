@@ -35,6 +35,7 @@ from tests.perf.quality.script import (
     edited,
     numbered,
     short_hash,
+    written,
 )
 
 # -- shared shapes -----------------------------------------------------------------------------
@@ -66,10 +67,6 @@ def _pytest(seed: int, count: int, module: str, words: list[str], summary: str) 
         return f"{module}::test_{name}_{i} PASSED [{100 * (i + 1) // count:3d}%]"
 
     return _rows(seed, count, row) + "\n" + summary
-
-
-def _written(path: str) -> str:
-    return f"File created successfully at: {path}"
 
 
 # -- m1: an Elasticsearch reindex that comes up short --------------------------------------------
@@ -324,7 +321,7 @@ M1 = Session(
                     .replace('"op_type": "create"', '"version_type": "external"')
                     .replace("slices=auto", "slices=auto&requests_per_second=6000"),
                 },
-                _written(f"{_ES}/scripts/reindex/products_v9.sh"),
+                written(f"{_ES}/scripts/reindex/products_v9.sh"),
             ),
         ),
         U(
@@ -1341,7 +1338,7 @@ M5 = Session(
                     "file_path": f"{_RS}/db/migrate/20261103090000_add_time_zone_to_shifts.rb",
                     "content": 'class AddTimeZoneToShifts < ActiveRecord::Migration[7.1]\n  disable_ddl_transaction!\n\n  def up\n    add_column :shifts, :time_zone, :string\n    Shift.in_batches(of: 5_000) do |batch|\n      batch.update_all("time_zone = (SELECT h.time_zone FROM wards w JOIN hospitals h ON h.id = w.hospital_id WHERE w.id = shifts.ward_id)")\n    end\n  end\nend\n',
                 },
-                _written(f"{_RS}/db/migrate/20261103090000_add_time_zone_to_shifts.rb"),
+                written(f"{_RS}/db/migrate/20261103090000_add_time_zone_to_shifts.rb"),
             ),
             Call(
                 "Edit",
